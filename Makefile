@@ -1,0 +1,29 @@
+# Two entry points for a fresh machine: `make run` (the app on the shipped model) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+
+.PHONY: run test install install-dev lint clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIP) -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	$(VENV)/bin/dasher-rnn
+
+test: install-dev
+	$(VENV)/bin/ruff check dasher_rnn tests bench
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,3 @@
+from dasher_rnn.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""`dasher-rnn` command line: the app (default) and the tools around it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR
+
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a character RNN on text files or a training mix")
+    p.add_argument("paths", nargs="*", help="text files or folders (one equally weighted source each)")
+    p.add_argument("--mix", help="training-mix JSON (default: assets/training_mix.json when no paths are given)")
+    p.add_argument("--corpus-root", default="../shared/corpora/train", help="folder the mix's paths are relative to")
+    p.add_argument("--out", required=True, help="run folder: checkpoints, log and the finished model")
+    p.add_argument("--alphabet", default="english")
+    p.add_argument("--cell", default="lstm", choices=["lstm", "mlstm"])
+    p.add_argument("--embed", type=int, default=64)
+    p.add_argument("--hidden", type=int, default=512)
+    p.add_argument("--layers", type=int, default=1)
+    p.add_argument("--steps", type=int, default=7000)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--seq-len", type=int, default=128)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--decay-frac", type=float, default=0.25)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--clip", type=float, default=1.0)
+    p.add_argument("--eval-every", type=int, default=500)
+    p.add_argument("--checkpoint-every", type=int, default=100)
+    p.add_argument("--val-fraction", type=float, default=0.01)
+    p.add_argument("--val-chars", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--model-out", help="where to write the finished model (default: OUT/model)")
+    p.set_defaults(func=_cmd_train)
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    import os
+
+    import torch
+
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.corpus import build_corpus, load_mix, sources_from_paths
+    from dasher_rnn.lm.train import TrainConfig, Trainer, finish_model, new_model, pick_device
+
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    alphabet = load_alphabet(args.alphabet)
+    if args.paths:
+        specs = sources_from_paths(args.paths)
+    else:
+        specs = load_mix(args.mix or ASSETS_DIR / "training_mix.json", root=args.corpus_root)
+    out = Path(args.out)
+    corpus = build_corpus(specs, alphabet, out / "corpus", val_fraction=args.val_fraction)
+    for row in corpus.summary():
+        print(f"source {row['name']}: weight {row['weight']}, {row['train_chars']:,} train / {row['val_chars']:,} val chars")
+    tc = TrainConfig(
+        steps=args.steps, batch_size=args.batch_size, seq_len=args.seq_len, lr=args.lr, warmup=args.warmup,
+        decay_frac=args.decay_frac, weight_decay=args.weight_decay, clip=args.clip, eval_every=args.eval_every,
+        checkpoint_every=args.checkpoint_every, val_chars=args.val_chars, seed=args.seed,
+    )
+    model = new_model(alphabet, args.embed, args.hidden, args.layers, args.cell, args.seed)
+    trainer = Trainer(model, corpus, tc, out, pick_device(args.device))
+    if trainer.load_checkpoint():
+        print(f"resumed from {out} at step {trainer.step}")
+    print(f"model: {model.num_parameters():,} parameters, {tc.steps} steps of {tc.batch_size}x{tc.seq_len} characters")
+    try:
+        trainer.run(progress=not args.no_progress)
+    except KeyboardInterrupt:
+        return 130
+    finish_model(trainer, args.model_out or out / "model")
+    return 0
+
+
+def _add_export_onnx(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export-onnx", help="export a model's one-step function to ONNX and verify it against torch")
+    p.add_argument("model_dir", nargs="?", default=str(DEFAULT_MODEL_DIR))
+    p.set_defaults(func=_cmd_export_onnx)
+
+
+def _cmd_export_onnx(args: argparse.Namespace) -> int:
+    from dasher_rnn.lm.onnx_export import export_onnx
+
+    diff = export_onnx(args.model_dir)
+    print(f"wrote {Path(args.model_dir) / 'model.onnx'}: max abs difference vs torch {diff:.2e}")
+    return 0
+
+
+def _add_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="bits per character of a model on phrase files (one message per line)")
+    p.add_argument("files", nargs="+", help="phrase files, one message per line")
+    p.add_argument("--model", default="rnn", choices=["rnn", "ppm"], help="which language model to score")
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model directory (default: shipped)")
+    p.add_argument("--train", action="append", default=[], metavar="PATH", help="PPM training text file or folder (repeatable)")
+    p.add_argument("--alphabet", default=None, help="alphabet (PPM; default english; the RNN uses its own)")
+    p.add_argument("--floor", type=float, default=0.05, help="uniform floor mass (Dasher: 0.05; 0: exact probabilities)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--adaptive", dest="adaptive", action="store_true", default=None, help="learn each message after scoring")
+    mode.add_argument("--static", dest="adaptive", action="store_false", help="never learn")
+    p.add_argument("--zero-state", action="store_true", help="RNN: start messages from a zero state, not the learned one")
+    p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_eval)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import json
+
+    from dasher_rnn.evaluate import evaluate_files, format_report
+    from dasher_rnn.lm.factory import build_language_model
+
+    adaptive = args.adaptive if args.adaptive is not None else args.model == "ppm"
+    model, description = build_language_model(
+        args.model, model_dir=args.model_dir, train=args.train, alphabet=args.alphabet,
+        replace_errors=args.replace_errors, zero_state=args.zero_state,
+    )
+    report = evaluate_files(model, args.files, adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors)
+    report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{description}, {'adaptive' if adaptive else 'static'}, floor {args.floor}")
+        print(format_report(report))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dasher-rnn", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+    _add_train(sub)
+    _add_eval(sub)
+    _add_export_onnx(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dasher_rnn.alphabet import AlphabetError
+    from dasher_rnn.lm.model_io import ModelFileError
+    from dasher_rnn.textio import TextFileError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        print(f"The dasher-rnn app is not built yet; the default model lives in {DEFAULT_MODEL_DIR}.")
+        print("Try `dasher-rnn --help` for the available commands.")
+        return 0
+    try:
+        return args.func(args)
+    except (AlphabetError, ModelFileError, TextFileError, ValueError, OSError) as exc:
+        print(f"dasher-rnn {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

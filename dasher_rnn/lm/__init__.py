@@ -1,0 +1,1 @@
+"""Language models behind one protocol (``protocol.LanguageModel``): Dasher's PPM and the character RNN."""

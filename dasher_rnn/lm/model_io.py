@@ -1,0 +1,172 @@
+"""Model directories: safetensors weights + config.json (+ MS_g, ONNX, model card).
+
+A model directory holds
+- ``config.json``: format version, alphabet (name and symbols), normalisation version,
+  architecture, SHA-256 of every other file, training summary and metrics;
+- ``weights.safetensors``: the network including the learned initial state (``h0``, ``c0``);
+- ``msg.safetensors``: mean squared gradients over training batches (for RMS dynamic evaluation);
+- ``model.onnx``: the batched one-step function for onnxruntime.
+Loading checks everything and raises ``ModelFileError`` naming the file and the mismatch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.lm.rnn import CharRNN, RNNConfig
+from dasher_rnn.normalise import NORMALISATION_VERSION
+
+MODEL_FORMAT = 1
+WEIGHTS_FILE = "weights.safetensors"
+MSG_FILE = "msg.safetensors"
+ONNX_FILE = "model.onnx"
+CONFIG_FILE = "config.json"
+
+
+class ModelFileError(ValueError):
+    """A model file is missing, corrupt or does not match its config."""
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
+    """Write a safetensors file atomically (temporary file, then rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp), metadata=metadata)
+    os.replace(tmp, path)
+
+
+def load_tensors(path: Path) -> dict[str, torch.Tensor]:
+    if not path.is_file():
+        raise ModelFileError(f"{path}: file missing")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ModelFileError(f"{path}: not a readable safetensors file ({exc})") from None
+
+
+def read_config(model_dir: Path) -> dict:
+    path = model_dir / CONFIG_FILE
+    if not path.is_file():
+        raise ModelFileError(f"{path}: file missing (is {model_dir} a model directory?)")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(config, dict) or config.get("format") != MODEL_FORMAT:
+        raise ModelFileError(f"{path}: unsupported model format {config.get('format') if isinstance(config, dict) else None!r}")
+    return config
+
+
+def write_config(model_dir: Path, config: dict) -> None:
+    """Write config.json with fresh hashes of the files it lists."""
+    config = dict(config, format=MODEL_FORMAT)
+    config["files"] = {
+        name: sha256_file(model_dir / name)
+        for name in (WEIGHTS_FILE, MSG_FILE, ONNX_FILE)
+        if (model_dir / name).is_file()
+    }
+    atomic_write_bytes(model_dir / CONFIG_FILE, (json.dumps(config, indent=2) + "\n").encode())
+
+
+def verify_hash(model_dir: Path, config: dict, name: str) -> None:
+    expected = config.get("files", {}).get(name)
+    if expected is None:
+        raise ModelFileError(f"{model_dir / CONFIG_FILE}: no hash recorded for {name}")
+    actual = sha256_file(model_dir / name)
+    if actual != expected:
+        raise ModelFileError(f"{model_dir / name}: SHA-256 {actual[:12]}... does not match config ({expected[:12]}...)")
+
+
+def save_model(model_dir: str | Path, model: CharRNN, alphabet: Alphabet, info: dict | None = None,
+               half: bool = False) -> None:
+    """Save weights (fp16 when ``half``) and config.json; keeps other files already in the folder."""
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    tensors = {k: (v.half() if half else v.float()) for k, v in model.state_dict().items()}
+    save_tensors(model_dir / WEIGHTS_FILE, tensors)
+    old = {}
+    if (model_dir / CONFIG_FILE).is_file():
+        try:
+            old = read_config(model_dir)
+        except ModelFileError:
+            old = {}
+    config = {
+        **old,
+        **(info or {}),
+        "alphabet": alphabet.to_json(),
+        "normalisation_version": NORMALISATION_VERSION,
+        "architecture": model.config.to_json(),
+        "weights_dtype": "float16" if half else "float32",
+    }
+    write_config(model_dir, config)
+
+
+def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> tuple[CharRNN, Alphabet, dict]:
+    """Load and check a model directory: (model in eval mode, float32), its alphabet, its config."""
+    model_dir = Path(model_dir)
+    config = read_config(model_dir)
+    cfg_path = model_dir / CONFIG_FILE
+    try:
+        alphabet = Alphabet.from_json(config["alphabet"], source=str(cfg_path))
+        arch = RNNConfig(**config["architecture"])
+    except (KeyError, TypeError) as exc:
+        raise ModelFileError(f"{cfg_path}: missing or malformed field ({exc})") from None
+    if config.get("normalisation_version") != NORMALISATION_VERSION:
+        raise ModelFileError(
+            f"{cfg_path}: trained with normalisation version {config.get('normalisation_version')}, "
+            f"this program uses {NORMALISATION_VERSION}"
+        )
+    if arch.vocab_size != len(alphabet):
+        raise ModelFileError(f"{cfg_path}: vocab_size {arch.vocab_size} != {len(alphabet)} alphabet symbols")
+    verify_hash(model_dir, config, WEIGHTS_FILE)
+    tensors = load_tensors(model_dir / WEIGHTS_FILE)
+    model = CharRNN(arch)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise ModelFileError(f"{model_dir / WEIGHTS_FILE}: missing tensors {missing}, unexpected {unexpected}")
+    for name, t in tensors.items():
+        if t.shape != expected[name].shape:
+            raise ModelFileError(
+                f"{model_dir / WEIGHTS_FILE}: tensor {name} has shape {tuple(t.shape)}, "
+                f"config expects {tuple(expected[name].shape)}"
+            )
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    return model.to(device).eval(), alphabet, config
+
+
+def load_msg(model_dir: str | Path, model: CharRNN) -> dict[str, torch.Tensor]:
+    """Mean squared gradients shipped with a model, checked against its parameters."""
+    model_dir = Path(model_dir)
+    config = read_config(model_dir)
+    verify_hash(model_dir, config, MSG_FILE)
+    msg = load_tensors(model_dir / MSG_FILE)
+    for name, p in model.named_parameters():
+        if name in msg and msg[name].shape != p.shape:
+            raise ModelFileError(f"{model_dir / MSG_FILE}: {name} has shape {tuple(msg[name].shape)}, expected {tuple(p.shape)}")
+    return msg

@@ -1,0 +1,222 @@
+"""Dasher's PPM language model, reproduced exactly.
+
+Order 5, blending over every suffix context without exclusion, per-context estimate
+(c - beta)/(T + alpha) with alpha = 0.49 and beta = 0.77 computed in Dasher's integer
+arithmetic, leftover mass spread uniformly, update exclusion when learning, and the
+default context ". " (entered, not learned) at a reset.
+
+Storage: a string x of up to ``max_order + 1`` symbols is a base-128 integer key (symbol ids
++ 1, last symbol least significant), so the children of context c are the keys
+c*128+1 .. c*128+127. Counts trained from text live in two sorted numpy arrays (built in one
+vectorised pass); whatever is learned afterwards lives in a small per-context overlay.
+The vectorised build relies on an identity of update exclusion: for a string x shorter than
+the top order, count(x) = number of distinct symbols a with "a x" in the text, plus the
+occurrences of x at the start of a segment; at the top order it is the plain count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dasher_rnn.alphabet import BREAK, Alphabet
+from dasher_rnn.lm.protocol import DASHER_FLOOR, DASHER_TOTAL, uniform_add
+
+RADIX = 128
+PROBS_RESOLUTION = 1 << 24
+
+
+def split_segments(ids: np.ndarray) -> list[np.ndarray]:
+    """Pieces of an encoded array between ``BREAK`` codes (characters outside the alphabet)."""
+    ids = np.asarray(ids)
+    cuts = np.flatnonzero(ids == BREAK)
+    pieces = np.split(ids, cuts)
+    return [p[1:] if i else p for i, p in enumerate(pieces) if len(p[1:] if i else p)]
+
+
+def _count_strings(segments: list[np.ndarray], max_order: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted keys and counts that sequential learning with update exclusion would produce."""
+    segments = [s for s in segments if len(s)]
+    if not segments:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ids = np.concatenate(segments).astype(np.int64) + 1
+    lengths = np.array([len(s) for s in segments])
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    pos = np.arange(len(ids)) - starts  # position within its segment
+    keys_by_len: dict[int, np.ndarray] = {}
+    key = np.zeros(len(ids), np.int64)
+    for length in range(1, max_order + 2):
+        shifted = np.zeros(len(ids), np.int64)
+        shifted[length - 1 :] = ids[: len(ids) - length + 1]
+        key = key + shifted * RADIX ** (length - 1)
+        keys_by_len[length] = key
+    all_keys, all_counts = [], []
+    top = max_order + 1
+    k, c = np.unique(keys_by_len[top][pos >= top - 1], return_counts=True)
+    all_keys.append(k)
+    all_counts.append(c)
+    for length in range(1, top):
+        longer = np.unique(keys_by_len[length + 1][pos >= length])
+        k_ext, c_ext = np.unique(longer % RADIX**length, return_counts=True)
+        k_start, c_start = np.unique(keys_by_len[length][pos == length - 1], return_counts=True)
+        k = np.union1d(k_ext, k_start)
+        c = np.zeros(len(k), np.int64)
+        c[np.searchsorted(k, k_ext)] += c_ext
+        c[np.searchsorted(k, k_start)] += c_start
+        all_keys.append(k)
+        all_counts.append(c)
+    keys = np.concatenate(all_keys)
+    order = np.argsort(keys)
+    return keys[order], np.concatenate(all_counts)[order].astype(np.int64)
+
+
+class _Context:
+    """The last ``max_order`` symbols and the order of the deepest existing suffix node (Dasher's head)."""
+
+    __slots__ = ("symbols", "order")
+
+    def __init__(self, symbols: tuple[int, ...] = (), order: int = 0):
+        self.symbols, self.order = symbols, order
+
+    def suffix_key(self, length: int) -> int:
+        key = 0
+        for s in self.symbols[len(self.symbols) - length :] if length else ():
+            key = key * RADIX + s + 1
+        return key
+
+
+class PPMModel:
+    """Dasher's PPM (see module docstring); implements ``LanguageModel``."""
+
+    def __init__(self, alphabet: Alphabet, max_order: int = 5, alpha: int = 49, beta: int = 77,
+                 default_context: str = ". "):
+        if len(alphabet) >= RADIX:
+            raise ValueError(f"PPM supports alphabets of up to {RADIX - 1} symbols")
+        self.alphabet = alphabet
+        self.max_order, self.alpha, self.beta = max_order, alpha, beta
+        self.default_context = default_context
+        self._keys = np.zeros(0, np.int64)
+        self._counts = np.zeros(0, np.int64)
+        self._overlay: dict[int, dict[int, int]] = {}  # context key -> {symbol: count}, complete
+        self._predict = _Context()
+        self._learn = _Context()
+        self.reset()
+
+    # -- storage ---------------------------------------------------------------------
+    def _children(self, ctx_key: int) -> dict[int, int] | tuple[np.ndarray, np.ndarray]:
+        if ctx_key in self._overlay:
+            return self._overlay[ctx_key]
+        lo, hi = np.searchsorted(self._keys, [ctx_key * RADIX + 1, ctx_key * RADIX + RADIX])
+        return self._keys[lo:hi] - ctx_key * RADIX - 1, self._counts[lo:hi]
+
+    def _children_arrays(self, ctx_key: int) -> tuple[np.ndarray, np.ndarray]:
+        children = self._children(ctx_key)
+        if isinstance(children, dict):
+            return np.fromiter(children, np.int64, len(children)), np.fromiter(children.values(), np.int64, len(children))
+        return children
+
+    def _touch(self, ctx_key: int) -> dict[int, int]:
+        """The mutable children of a context (copied from the base arrays on first change)."""
+        children = self._overlay.get(ctx_key)
+        if children is None:
+            syms, counts = self._children(ctx_key)
+            children = self._overlay[ctx_key] = dict(zip(syms.tolist(), counts.tolist(), strict=True))
+        return children
+
+    def _exists(self, ctx_key: int, symbol: int) -> bool:
+        if ctx_key in self._overlay:
+            return self._overlay[ctx_key].get(symbol, 0) > 0
+        key = ctx_key * RADIX + symbol + 1
+        i = int(np.searchsorted(self._keys, key))
+        return i < len(self._keys) and self._keys[i] == key
+
+    @property
+    def num_contexts(self) -> int:
+        return len(self._keys) + sum(len(c) for c in self._overlay.values())
+
+    # -- training --------------------------------------------------------------------
+    def train_text(self, text: str) -> int:
+        """Learn a (normalised) text; characters outside the alphabet break the context. Returns symbols learned."""
+        return self.train_ids(self.alphabet.encode(text))
+
+    def train_ids(self, ids: np.ndarray) -> int:
+        segments = split_segments(ids)
+        if not len(self._keys) and not self._overlay:
+            self._keys, self._counts = _count_strings(segments, self.max_order)
+        else:
+            for segment in segments:
+                self._learn = _Context()
+                for s in segment.tolist():
+                    self.learn(s)
+        self.reset()
+        return sum(len(s) for s in segments)
+
+    # -- LanguageModel protocol -----------------------------------------------------------
+    def reset(self) -> None:
+        self._predict = _Context()
+        for ch in self.default_context:
+            if ch in self.alphabet:
+                self.advance(self.alphabet.index(ch))
+        self._learn = _Context(self._predict.symbols, self._predict.order)
+
+    def cut(self) -> None:
+        self._predict = _Context()
+
+    def _entered(self, ctx: _Context, symbol: int) -> _Context:
+        symbols = (ctx.symbols + (symbol,))[-self.max_order :]
+        order = min(ctx.order + 1, self.max_order)
+        probe = _Context(ctx.symbols, 0)
+        while order > 0:
+            probe.symbols = ctx.symbols[len(ctx.symbols) - (order - 1) :] if order > 1 else ()
+            if self._exists(probe.suffix_key(order - 1), symbol):
+                break
+            order -= 1
+        return _Context(symbols, order)
+
+    def advance(self, symbol: int) -> None:
+        self._predict = self._entered(self._predict, symbol)
+
+    def learn(self, symbol: int) -> None:
+        ctx = self._learn
+        for order in range(ctx.order, -1, -1):  # update exclusion: stop where the symbol was known
+            children = self._touch(ctx.suffix_key(order))
+            if children.get(symbol, 0) > 0:
+                children[symbol] += 1
+                break
+            children[symbol] = 1
+        self._learn = _Context((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
+
+    def distribution(self, norm: int) -> np.ndarray:
+        """Dasher's CPPMLanguageModel::GetProbs with no uniform part: integers summing to ``norm``."""
+        n = len(self.alphabet)
+        probs = np.zeros(n, np.int64)
+        to_spend = norm
+        ctx = self._predict
+        for order in range(ctx.order, -1, -1):
+            syms, counts = self._children_arrays(ctx.suffix_key(order))
+            keep = counts > 0
+            syms, counts = syms[keep], counts[keep]
+            if not len(counts):
+                continue
+            total = int(counts.sum())
+            p = to_spend * (100 * counts - self.beta) // (100 * total + self.alpha)
+            probs[syms] += p
+            to_spend -= int(p.sum())
+        share = to_spend // n
+        probs += share
+        to_spend -= share * n
+        if to_spend:
+            probs[n - to_spend :] += 1
+        return probs
+
+    def dasher_distribution(self, floor: float = DASHER_FLOOR) -> np.ndarray:
+        add = uniform_add(len(self.alphabet), floor)
+        return self.distribution(DASHER_TOTAL - add * len(self.alphabet)) + add
+
+    def probs(self) -> np.ndarray:
+        return self.distribution(PROBS_RESOLUTION) / PROBS_RESOLUTION
+
+    def fork(self) -> PPMModel:
+        twin = PPMModel.__new__(PPMModel)
+        twin.__dict__.update(self.__dict__)
+        twin._overlay = {k: dict(v) for k, v in self._overlay.items()}
+        return twin

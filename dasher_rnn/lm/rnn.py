@@ -1,0 +1,104 @@
+"""The character RNN: embedding -> recurrent cell(s) -> log-probabilities over the alphabet.
+
+``cell="lstm"`` uses torch's fused LSTM; ``cell="mlstm"`` is Krause's multiplicative LSTM
+(m = (W_mx x) * (W_mh h_prev), gates from x and m), run step by step. The learned initial
+state (``h0``, ``c0``, one row per layer) is a parameter of the model and is what every
+message starts from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each (layers, batch, hidden)
+
+
+@dataclass
+class RNNConfig:
+    vocab_size: int
+    embed_size: int = 64
+    hidden_size: int = 512
+    layers: int = 1
+    cell: str = "lstm"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class MLSTMLayer(nn.Module):
+    """One multiplicative-LSTM layer (Krause et al. 2016), batch-first, run step by step."""
+
+    def __init__(self, input_size: int, hidden_size: int):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.wmx = nn.Linear(input_size, hidden_size, bias=False)
+        self.wmh = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.wx = nn.Linear(input_size, 4 * hidden_size)
+        self.wm = nn.Linear(hidden_size, 4 * hidden_size, bias=False)
+
+    def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]):
+        h, c = state
+        xm, xg = self.wmx(x), self.wx(x)  # input projections for all steps at once
+        outputs = []
+        for t in range(x.shape[1]):
+            m = xm[:, t] * self.wmh(h)
+            i, f, g, o = (xg[:, t] + self.wm(m)).chunk(4, dim=-1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outputs.append(h)
+        return torch.stack(outputs, dim=1), (h, c)
+
+
+class CharRNN(nn.Module):
+    def __init__(self, config: RNNConfig):
+        super().__init__()
+        if config.cell not in ("lstm", "mlstm"):
+            raise ValueError(f"unknown cell {config.cell!r} (lstm or mlstm)")
+        self.config = config
+        H, L = config.hidden_size, config.layers
+        self.embed = nn.Embedding(config.vocab_size, config.embed_size)
+        if config.cell == "lstm":
+            self.rnn = nn.LSTM(config.embed_size, H, num_layers=L, batch_first=True)
+        else:
+            self.rnn = nn.ModuleList(
+                MLSTMLayer(config.embed_size if i == 0 else H, H) for i in range(L)
+            )
+        self.head = nn.Linear(H, config.vocab_size)
+        self.h0 = nn.Parameter(torch.zeros(L, H))
+        self.c0 = nn.Parameter(torch.zeros(L, H))
+
+    def initial_state(self, batch: int, learned: bool = True) -> State:
+        """The state every message starts from: the learned one, or zeros."""
+        if not learned:
+            z = torch.zeros(self.config.layers, batch, self.config.hidden_size, device=self.h0.device)
+            return z, z.clone()
+        return (
+            self.h0.unsqueeze(1).expand(-1, batch, -1).contiguous(),
+            self.c0.unsqueeze(1).expand(-1, batch, -1).contiguous(),
+        )
+
+    def forward(self, inputs: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """inputs (B, T) symbol ids -> log-probs (B, T, V) of the next symbol, final state."""
+        x = self.embed(inputs)
+        if self.config.cell == "lstm":
+            out, state = self.rnn(x, state)
+        else:
+            hs, cs = [], []
+            out = x
+            for i, layer in enumerate(self.rnn):
+                out, (h, c) = layer(out, (state[0][i], state[1][i]))
+                hs.append(h)
+                cs.append(c)
+            state = (torch.stack(hs), torch.stack(cs))
+        return torch.log_softmax(self.head(out), dim=-1), state
+
+    def step(self, symbols: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """One step for a batch: symbols (B,) -> log-probs (B, V), new state."""
+        logp, state = self.forward(symbols.unsqueeze(1), state)
+        return logp[:, 0], state
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
