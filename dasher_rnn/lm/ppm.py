@@ -46,7 +46,8 @@ def _count_strings(segments: list[np.ndarray], max_order: int) -> tuple[np.ndarr
     key = np.zeros(len(ids), np.int64)
     for length in range(1, max_order + 2):
         shifted = np.zeros(len(ids), np.int64)
-        shifted[length - 1 :] = ids[: len(ids) - length + 1]
+        if length <= len(ids):
+            shifted[length - 1 :] = ids[: len(ids) - length + 1]
         key = key + shifted * RADIX ** (length - 1)
         keys_by_len[length] = key
     all_keys, all_counts = [], []

@@ -1,0 +1,59 @@
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+SUBJECTS = ["I", "We", "You", "My sister", "The nurse", "Tom", "Our dog", "Everyone"]
+VERBS = ["want", "need", "like", "would love", "have", "see", "can hear", "forgot"]
+OBJECTS = ["some water", "a cup of tea", "the blue blanket", "more time", "my glasses", "the radio",
+           "a short walk", "dinner at six"]
+ENDINGS = [".", "!", "?", " please.", " now.", " today."]
+
+
+def make_sentences(n: int, seed: int = 0) -> list[str]:
+    """Small, regular English-like messages written for the tests."""
+    rng = random.Random(seed)
+    return [f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)}{rng.choice(ENDINGS)}" for _ in range(n)]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _few_threads():
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    for i in range(6):
+        (folder / f"doc{i}.txt").write_text("\n".join(make_sentences(150, seed=i)) + "\n")
+    return folder
+
+
+TINY_ARGS = dict(embed=8, hidden=32, layers=1, cell="lstm", seed=0)
+
+
+def tiny_trainer(corpus_dir: Path, out: Path, steps: int, **overrides):
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.corpus import SourceSpec, build_corpus
+    from dasher_rnn.lm.train import TrainConfig, Trainer, new_model
+
+    alphabet = load_alphabet("english")
+    corpus = build_corpus([SourceSpec("tiny", [str(corpus_dir)], documents="file")], alphabet, out / "corpus",
+                          val_fraction=0.2)
+    tc = TrainConfig(steps=steps, batch_size=8, seq_len=32, lr=1e-2, warmup=5, eval_every=10_000,
+                     checkpoint_every=10_000, val_chars=2000, span_batches=8, **overrides)
+    model = new_model(alphabet, **TINY_ARGS)
+    return Trainer(model, corpus, tc, out, torch.device("cpu"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_corpus_dir, tmp_path_factory) -> Path:
+    """A tiny model trained, given a learned state, MS_g and an ONNX export, as `train` does."""
+    from dasher_rnn.lm.train import finish_model
+
+    out = tmp_path_factory.mktemp("run")
+    trainer = tiny_trainer(tiny_corpus_dir, out, steps=150)
+    trainer.run(progress=False)
+    finish_model(trainer, out / "model", log=lambda *_: None)
+    return out / "model"

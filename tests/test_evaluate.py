@@ -1,0 +1,110 @@
+import json
+import math
+
+import pytest
+
+from dasher_rnn.alphabet import Alphabet, SymbolGroup
+from dasher_rnn.cli import main
+from dasher_rnn.evaluate import evaluate_files, score_messages
+from dasher_rnn.lm.ppm import PPMModel
+
+AB = Alphabet("ab", (SymbolGroup("letters", "#fff", "ab "),))
+
+
+class Uniform:
+    """A model that is always uniform and records what it was asked to learn."""
+
+    alphabet = AB
+
+    def __init__(self):
+        self.learned, self.resets = [], 0
+
+    def reset(self):
+        self.resets += 1
+
+    def probs(self):
+        import numpy as np
+
+        return np.full(len(AB), 1 / len(AB))
+
+    def dasher_distribution(self, floor=0.05):
+        from dasher_rnn.lm.protocol import quantise
+
+        return quantise(self.probs(), floor)
+
+    def advance(self, symbol):
+        pass
+
+    def cut(self):
+        pass
+
+    def learn(self, symbol):
+        self.learned.append(symbol)
+
+    def fork(self):
+        return self
+
+
+def test_protocol_resets_per_message_skips_unknown_and_learns_only_when_adaptive():
+    model = Uniform()
+    score = score_messages(model, ["ab", "", "a?b"], floor=0, adaptive=False)
+    assert model.resets == 2 and model.learned == []
+    assert score.chars == 5 and score.skipped == 1 and score.messages == 2
+    assert score.bits == pytest.approx(4 * math.log2(3))
+    assert score.start_bits[1] == [pytest.approx(math.log2(3))] * 2
+    assert score.start_bits[5] == []
+    score_messages(model, ["ab", "b"], floor=0, adaptive=True)
+    assert model.learned == [0, 1, 1]
+
+
+def test_each_file_starts_from_the_trained_model(tmp_path):
+    f1, f2 = tmp_path / "one.txt", tmp_path / "two.txt"
+    f1.write_text("abab\nbaba\n")
+    f2.write_text("abab\nbaba\n")
+    model = PPMModel(AB, default_context="")
+    model.train_text("ab ba")
+    report = evaluate_files(model, [f1, f2], adaptive=True)
+    assert report["files"]["one"] == report["files"]["two"]
+    assert report["overall"]["chars"] == 16
+    assert report["overall"]["bits"] == pytest.approx(2 * report["files"]["one"]["bits"], abs=0.2)
+
+
+def test_eval_command_prints_json(tmp_path, capsys):
+    train = tmp_path / "train.txt"
+    train.write_text("hello there. how are you?\n" * 20)
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("hello you\nhow are you there\n")
+    assert main(["eval", "--model", "ppm", "--alphabet", "english-limited", "--train", str(train), str(phrases), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["settings"]["adaptive"] is True
+    assert 0 < report["overall"]["bits_per_char"] < 3
+    assert report["files"]["phrases"]["chars"] == len("hello you") + len("how are you there")
+
+
+def test_eval_command_reports_bad_files_without_traceback(tmp_path, capsys):
+    binary = tmp_path / "image.bin"
+    binary.write_bytes(b"\x89PNG\x00\x00\x01")
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("caf\xe9\n".encode("latin-1"))
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    assert main(["eval", "--model", "ppm", str(binary)]) == 2
+    assert "image.bin: looks like a binary file (NUL byte at offset 4)" in capsys.readouterr().err
+    assert main(["eval", "--model", "ppm", str(latin1)]) == 2
+    assert "latin1.txt: not valid UTF-8 at byte offset 3" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="1 undecodable"):
+        assert main(["eval", "--model", "ppm", "--replace-errors", str(latin1), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["overall"]["skipped"] == 1
+    assert main(["eval", "--model", "ppm", str(empty), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["overall"]["chars"] == 0
+    assert main(["eval", "--model", "ppm", str(tmp_path / "missing.txt")]) == 2
+    assert "missing.txt" in capsys.readouterr().err
+
+
+def test_overlong_line_is_scored(tmp_path):
+    long_line = tmp_path / "long.txt"
+    long_line.write_text("ab " * 10_000)
+    model = PPMModel(AB, default_context="")
+    model.train_text("ab ba")
+    report = evaluate_files(model, [long_line], adaptive=False)
+    assert report["overall"]["chars"] == 30_000

@@ -1,0 +1,91 @@
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from dasher_rnn.lm.model_io import CONFIG_FILE, MSG_FILE, WEIGHTS_FILE, ModelFileError, load_model, load_msg
+from dasher_rnn.lm.onnx_export import ONNX_TOLERANCE, verify_onnx
+from dasher_rnn.lm.rnn_lm import RNNLanguageModel
+from dasher_rnn.paths import DEFAULT_MODEL_DIR
+
+
+@pytest.fixture
+def model_copy(tiny_model_dir, tmp_path):
+    return shutil.copytree(tiny_model_dir, tmp_path / "model")
+
+
+def test_finished_model_has_everything_the_later_layers_need(tiny_model_dir):
+    model, alphabet, config = load_model(tiny_model_dir)
+    assert len(alphabet) == 96 and config["architecture"]["hidden_size"] == 32
+    assert set(config["files"]) == {WEIGHTS_FILE, MSG_FILE, "model.onnx"}
+    msg = load_msg(tiny_model_dir, model)
+    assert set(msg) == {n for n, _ in model.named_parameters()} - {"h0", "c0"}
+    assert all((v >= 0).all() and v.sum() > 0 for v in msg.values())
+    assert config["initial_state"]["learned_state_bpc"] < config["initial_state"]["zero_state_bpc"]
+    assert verify_onnx(tiny_model_dir, model) <= ONNX_TOLERANCE
+
+
+def test_rnn_language_model_follows_the_protocol(tiny_model_dir):
+    lm = RNNLanguageModel.from_dir(tiny_model_dir)
+    first = lm.probs()
+    assert first.sum() == pytest.approx(1.0)
+    lm.advance(lm.alphabet.index("I"))
+    assert not np.allclose(lm.probs(), first)
+    lm.reset()
+    assert np.allclose(lm.probs(), first)
+    # stepping one symbol at a time equals running the sequence through the network at once
+    text = "We need tea"
+    ids = torch.tensor([[lm.alphabet.index(c) for c in text]])
+    with torch.no_grad():
+        full, _ = lm.model(ids, lm.model.initial_state(1))
+    lm.reset()
+    for i, ch in enumerate(text):
+        lm.advance(lm.alphabet.index(ch))
+        assert np.allclose(lm.log_probs(), full[0, i].double().numpy(), atol=1e-5)
+
+
+def test_corrupt_weights_are_reported_with_the_file_name(model_copy):
+    weights = model_copy / WEIGHTS_FILE
+    data = bytearray(weights.read_bytes())
+    data[-10] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match=r"weights.safetensors: SHA-256 .* does not match"):
+        load_model(model_copy)
+
+
+def test_truncated_weights_with_matching_hash_are_reported(model_copy):
+    from dasher_rnn.lm.model_io import read_config, write_config
+
+    weights = model_copy / WEIGHTS_FILE
+    weights.write_bytes(weights.read_bytes()[:100])
+    write_config(model_copy, read_config(model_copy))  # hash now matches the broken file
+    with pytest.raises(ModelFileError, match="weights.safetensors: not a readable safetensors file"):
+        load_model(model_copy)
+
+
+def test_config_that_does_not_match_the_weights_is_reported(model_copy):
+    path = model_copy / CONFIG_FILE
+    config = json.loads(path.read_text())
+    config["architecture"]["hidden_size"] = 64
+    path.write_text(json.dumps(config))
+    with pytest.raises(ModelFileError, match=r"tensor .* has shape .*config expects"):
+        load_model(model_copy)
+    config["architecture"]["hidden_size"] = 32
+    config["normalisation_version"] = 99
+    path.write_text(json.dumps(config))
+    with pytest.raises(ModelFileError, match="normalisation version 99"):
+        load_model(model_copy)
+    path.write_text("{")
+    with pytest.raises(ModelFileError, match="config.json: not valid JSON"):
+        load_model(model_copy)
+    with pytest.raises(ModelFileError, match="config.json: file missing"):
+        load_model(model_copy / "nowhere")
+
+
+def test_shipped_model_loads_and_its_onnx_export_agrees():
+    model, alphabet, config = load_model(DEFAULT_MODEL_DIR)
+    assert alphabet.name == "english" and len(alphabet) == 96
+    assert verify_onnx(DEFAULT_MODEL_DIR, model) <= ONNX_TOLERANCE
+    load_msg(DEFAULT_MODEL_DIR, model)

@@ -1,0 +1,126 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dasher_rnn.alphabet import Alphabet, SymbolGroup, load_alphabet
+from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel, quantise, uniform_add
+
+ABC = Alphabet("abc", (SymbolGroup("letters", "#fff", "abc"),))
+
+
+def abc_model(text: str) -> PPMModel:
+    model = PPMModel(ABC, default_context="")
+    model.train_text(text)
+    return model
+
+
+def stored_counts(model: PPMModel) -> dict[int, int]:
+    counts = dict(zip(model._keys.tolist(), model._counts.tolist(), strict=True))
+    for ctx, children in model._overlay.items():
+        for sym in list(counts):
+            if ctx * 128 < sym < ctx * 128 + 128:
+                del counts[sym]
+        counts.update({ctx * 128 + s + 1: c for s, c in children.items() if c})
+    return counts
+
+
+def test_ppm_implements_the_protocol():
+    assert isinstance(abc_model("ab"), LanguageModel)
+
+
+def test_hand_worked_example():
+    # Training "aab" leaves root {a: 2, b: 1}, "a" {a: 1, b: 1}, "aa" {b: 1}.
+    model = abc_model("aab")
+    # Empty context: p = 1000 * (100c - 77) // (100 * 3 + 49): a 352, b 65; 583 left, 194 each, 1 to the last.
+    assert model.distribution(1000).tolist() == [546, 259, 195]
+    # After "a": order-1 slice gives 92 to a and b (816 left), root gives a 287, b 53 (476 left),
+    # 158 each, the 2 left over go to the last two symbols.
+    model.advance(ABC.index("a"))
+    assert model.distribution(1000).tolist() == [537, 304, 159]
+
+
+def test_update_exclusion_increments_only_the_longest_context():
+    model = abc_model("aab")
+    a, b = ABC.index("a"), ABC.index("b")
+    model.reset()
+    model.learn(a)  # known at the root: root count of a 2 -> 3
+    model.learn(b)  # known after "a": "ab" 1 -> 2, root b stays 1
+    counts = stored_counts(model)
+    assert counts[a + 1] == 3
+    assert counts[b + 1] == 1
+    assert counts[(a + 1) * 128 + b + 1] == 2
+    model.learn(ABC.index("c"))  # new everywhere: created at orders 2, 1 and 0
+    counts = stored_counts(model)
+    assert counts[ABC.index("c") + 1] == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet="abc", min_size=1, max_size=60))
+def test_vectorised_training_equals_sequential_learning(text):
+    fast = abc_model(text)
+    slow = PPMModel(ABC, default_context="")
+    slow._overlay = {0: {}}  # not empty: forces the sequential path
+    slow.train_text(text)
+    assert stored_counts(fast) == stored_counts(slow)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.text(alphabet="abc", max_size=40), st.text(alphabet="abc", max_size=8))
+def test_distribution_sums_exactly_and_is_positive(train, context):
+    model = abc_model(train)
+    for ch in context:
+        model.advance(ABC.index(ch))
+    d = model.dasher_distribution()
+    assert d.sum() == DASHER_TOTAL and (d > 0).all()
+    assert model.probs().sum() == pytest.approx(1.0)
+
+
+def test_learning_raises_the_probability_of_what_was_written():
+    english = load_alphabet("english")
+    model = PPMModel(english)
+    model.train_text("the quick brown fox jumps over the lazy dog.\n" * 3)
+    word = "zanzibar"
+
+    def word_bits() -> float:
+        model.reset()
+        bits = 0.0
+        for ch in word:
+            bits -= np.log2(model.probs()[english.index(ch)])
+            model.advance(english.index(ch))
+        return bits
+
+    before = word_bits()
+    model.reset()
+    for ch in word:
+        model.learn(english.index(ch))
+    assert word_bits() < before - 5
+
+
+def test_fork_is_independent():
+    model = abc_model("abcabc")
+    twin = model.fork()
+    twin.reset()
+    for _ in range(5):
+        twin.learn(ABC.index("c"))
+    assert model.distribution(1000).tolist() == abc_model("abcabc").distribution(1000).tolist()
+    assert twin.distribution(1000).tolist() != model.distribution(1000).tolist()
+
+
+def test_default_context_and_dashers_floor():
+    english = load_alphabet("english-limited")
+    assert uniform_add(len(english), 0.05) == 53  # Dasher: max(1, 3276 // 61)
+    model = PPMModel(english)
+    model.train_text("Hello. How are you? Fine. Thanks.")
+    model.reset()
+    d = model.dasher_distribution()
+    assert d.sum() == DASHER_TOTAL and d.min() >= 53
+    assert d[english.index("H")] == d.max()  # after ". " a capital comes next
+
+
+def test_quantise_contract():
+    p = np.array([0.7, 0.2, 0.1, 0.0])
+    q = quantise(p, floor=0.05)
+    assert q.sum() == DASHER_TOTAL and (q >= uniform_add(4, 0.05)).all()
+    assert q[0] > q[1] > q[2] > q[3]
