@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel
+from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel, quantise
 from dasher_rnn.normalise import normalise
 from dasher_rnn.textio import read_text
 
@@ -64,6 +64,23 @@ def symbol_bits(model: LanguageModel, symbol: int, floor: float) -> float:
     return -math.log2(model.probs()[symbol])
 
 
+def _message_bits(model: LanguageModel, symbols: list[int], floor: float) -> list[float]:
+    """Bits of each symbol of a message entered from a reset. Models with ``sequence_probs``
+    (the RNN) score the whole message in one call; the result is the same as stepping."""
+    model.reset()
+    if hasattr(model, "sequence_probs"):
+        probs = model.sequence_probs(symbols)
+        rows = np.arange(len(symbols))
+        if floor > 0:
+            return np.log2(DASHER_TOTAL / quantise(probs, floor)[rows, symbols]).tolist()
+        return (-np.log2(probs[rows, symbols])).tolist()
+    bits = []
+    for symbol in symbols:
+        bits.append(symbol_bits(model, symbol, floor))
+        model.advance(symbol)
+    return bits
+
+
 def score_messages(model: LanguageModel, lines: list[str], name: str = "", adaptive: bool = False,
                    floor: float = 0.05) -> Score:
     """Score messages one by one on ``model`` (which learns them when ``adaptive``)."""
@@ -73,18 +90,11 @@ def score_messages(model: LanguageModel, lines: list[str], name: str = "", adapt
         line = normalise(raw)
         if not line:
             continue
-        model.reset()
-        per_char = []
-        committed = []
-        for ch in line:
-            if ch not in alphabet:
-                score.skipped += 1
-                per_char.append(0.0)
-                continue
-            symbol = alphabet.index(ch)
-            per_char.append(symbol_bits(model, symbol, floor))
-            model.advance(symbol)
-            committed.append(symbol)
+        known = [ch in alphabet for ch in line]
+        committed = [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
+        symbol_bits_iter = iter(_message_bits(model, committed, floor))
+        per_char = [next(symbol_bits_iter) if ok else 0.0 for ok in known]
+        score.skipped += len(line) - len(committed)
         if adaptive:
             for symbol in committed:
                 model.learn(symbol)

@@ -89,3 +89,45 @@ def test_shipped_model_loads_and_its_onnx_export_agrees():
     assert alphabet.name == "english" and len(alphabet) == 96
     assert verify_onnx(DEFAULT_MODEL_DIR, model) <= ONNX_TOLERANCE
     load_msg(DEFAULT_MODEL_DIR, model)
+
+
+def test_whole_message_scoring_equals_stepping(tiny_model_dir):
+    from dasher_rnn.evaluate import score_messages
+
+    class SteppingOnly:
+        """The same model without the whole-message fast path."""
+
+        def __init__(self, lm):
+            self._lm = lm
+            self.alphabet = lm.alphabet
+
+        def __getattr__(self, name):
+            if name == "sequence_probs":
+                raise AttributeError(name)
+            return getattr(self._lm, name)
+
+    lines = ["I need tea now.", "Tom forgot \u4e2d my glasses!", "", "x"]
+    lm = RNNLanguageModel.from_dir(tiny_model_dir)
+    for floor in (0.0, 0.05):
+        fast = score_messages(lm, lines, floor=floor)
+        slow = score_messages(SteppingOnly(lm), lines, floor=floor)
+        assert fast.skipped == slow.skipped == 1
+        assert fast.bits == pytest.approx(slow.bits, rel=1e-6)
+        assert fast.start_bits[5] == pytest.approx(slow.start_bits[5], rel=1e-6)
+
+
+def test_multiplicative_lstm_option_trains_and_exports(tmp_path):
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.model_io import save_model
+    from dasher_rnn.lm.onnx_export import export_onnx
+    from dasher_rnn.lm.train import new_model
+
+    alphabet = load_alphabet("english")
+    model = new_model(alphabet, embed=8, hidden=16, layers=2, cell="mlstm", seed=0)
+    ids = torch.randint(0, len(alphabet), (3, 12))
+    logp, (h, c) = model(ids, model.initial_state(3))
+    assert logp.shape == (3, 12, len(alphabet)) and h.shape == c.shape == (2, 3, 16)
+    logp.sum().backward()
+    assert model.rnn[0].wmh.weight.grad.abs().sum() > 0
+    save_model(tmp_path, model, alphabet)
+    assert export_onnx(tmp_path) <= ONNX_TOLERANCE

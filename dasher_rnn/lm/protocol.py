@@ -51,16 +51,16 @@ def uniform_add(n_symbols: int, floor: float, total: int = DASHER_TOTAL) -> int:
 
 
 def quantise(probs: np.ndarray, floor: float = DASHER_FLOOR, total: int = DASHER_TOTAL) -> np.ndarray:
-    """Integers summing exactly to ``total``: the floor to every symbol, the rest by largest remainder."""
-    n = len(probs)
+    """Integers summing exactly to ``total`` along the last axis: the floor to every symbol, the rest
+    by largest remainder. Works on one distribution or a stack of them."""
+    p = np.clip(np.asarray(probs, dtype=np.float64), 0.0, None)
+    n = p.shape[-1]
     add = uniform_add(n, floor, total)
     rest = total - add * n
-    p = np.asarray(probs, dtype=np.float64)
-    p = np.clip(p, 0.0, None)
-    p = p / p.sum() if p.sum() > 0 else np.full(n, 1.0 / n)
+    sums = p.sum(axis=-1, keepdims=True)
+    p = np.where(sums > 0, p / np.where(sums > 0, sums, 1), 1.0 / n)
     scaled = p * rest
     ints = np.floor(scaled).astype(np.int64)
-    short = rest - int(ints.sum())
-    if short > 0:
-        ints[np.argsort(ints - scaled, kind="stable")[:short]] += 1
-    return ints + add
+    short = rest - ints.sum(axis=-1, keepdims=True)  # < n per row
+    rank = np.argsort(np.argsort(ints - scaled, axis=-1, kind="stable"), axis=-1, kind="stable")
+    return ints + (rank < short) + add

@@ -48,6 +48,18 @@ class RNNLanguageModel:
         logp, self._state = self.model.step(torch.tensor([symbol]), self._state)
         self._logp = logp[0]
 
+    @torch.no_grad()
+    def sequence_probs(self, symbols: list[int]) -> np.ndarray:
+        """Probabilities before each of ``symbols`` entered from the current context, shape (n, V),
+        in one forward call; leaves the context after the last symbol, exactly as ``advance`` would."""
+        if not symbols:
+            return np.zeros((0, len(self.alphabet)))
+        logp, self._state = self.model(torch.tensor([symbols]), self._state)
+        before_each = torch.cat([self._logp.unsqueeze(0), logp[0, :-1]])
+        self._logp = logp[0, -1]
+        probs = before_each.double().exp()
+        return (probs / probs.sum(dim=-1, keepdim=True)).numpy()
+
     def learn(self, symbol: int) -> None:
         """A static model learns nothing; online adaptation lives in the adaptation layer."""
 
