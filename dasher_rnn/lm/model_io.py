@@ -15,14 +15,17 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.lm.rnn import CharRNN, RNNConfig
 from dasher_rnn.normalise import NORMALISATION_VERSION
+
+if TYPE_CHECKING:  # torch is imported only where tensors are made: torch-free users read configs too
+    import torch
+
+    from dasher_rnn.lm.rnn import CharRNN
 
 MODEL_FORMAT = 1
 WEIGHTS_FILE = "weights.safetensors"
@@ -54,12 +57,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
     """Write a safetensors file atomically (temporary file, then rename)."""
+    from safetensors.torch import save_file
+
     tmp = path.with_name(path.name + ".tmp")
     save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp), metadata=metadata)
     os.replace(tmp, path)
 
 
 def load_tensors(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
     if not path.is_file():
         raise ModelFileError(f"{path}: file missing")
     try:
@@ -79,6 +86,28 @@ def read_config(model_dir: Path) -> dict:
     if not isinstance(config, dict) or config.get("format") != MODEL_FORMAT:
         raise ModelFileError(f"{path}: unsupported model format {config.get('format') if isinstance(config, dict) else None!r}")
     return config
+
+
+def read_checked_config(model_dir: Path) -> tuple[dict, Alphabet]:
+    """config.json and its alphabet, checked for the fields and versions every loader relies on."""
+    config = read_config(model_dir)
+    cfg_path = model_dir / CONFIG_FILE
+    try:
+        alphabet = Alphabet.from_json(config["alphabet"], source=str(cfg_path))
+        arch = config["architecture"]
+        vocab, hidden, layers = int(arch["vocab_size"]), int(arch["hidden_size"]), int(arch["layers"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{cfg_path}: missing or malformed field ({exc!r})") from None
+    if config.get("normalisation_version") != NORMALISATION_VERSION:
+        raise ModelFileError(
+            f"{cfg_path}: trained with normalisation version {config.get('normalisation_version')}, "
+            f"this program uses {NORMALISATION_VERSION}"
+        )
+    if vocab != len(alphabet):
+        raise ModelFileError(f"{cfg_path}: vocab_size {vocab} != {len(alphabet)} alphabet symbols")
+    if hidden < 1 or layers < 1:
+        raise ModelFileError(f"{cfg_path}: hidden_size and layers must be positive")
+    return config, alphabet
 
 
 def write_config(model_dir: Path, config: dict) -> None:
@@ -127,21 +156,11 @@ def save_model(model_dir: str | Path, model: CharRNN, alphabet: Alphabet, info: 
 
 def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> tuple[CharRNN, Alphabet, dict]:
     """Load and check a model directory: (model in eval mode, float32), its alphabet, its config."""
+    from dasher_rnn.lm.rnn import CharRNN, RNNConfig
+
     model_dir = Path(model_dir)
-    config = read_config(model_dir)
-    cfg_path = model_dir / CONFIG_FILE
-    try:
-        alphabet = Alphabet.from_json(config["alphabet"], source=str(cfg_path))
-        arch = RNNConfig(**config["architecture"])
-    except (KeyError, TypeError) as exc:
-        raise ModelFileError(f"{cfg_path}: missing or malformed field ({exc})") from None
-    if config.get("normalisation_version") != NORMALISATION_VERSION:
-        raise ModelFileError(
-            f"{cfg_path}: trained with normalisation version {config.get('normalisation_version')}, "
-            f"this program uses {NORMALISATION_VERSION}"
-        )
-    if arch.vocab_size != len(alphabet):
-        raise ModelFileError(f"{cfg_path}: vocab_size {arch.vocab_size} != {len(alphabet)} alphabet symbols")
+    config, alphabet = read_checked_config(model_dir)
+    arch = RNNConfig(**config["architecture"])
     verify_hash(model_dir, config, WEIGHTS_FILE)
     tensors = load_tensors(model_dir / WEIGHTS_FILE)
     model = CharRNN(arch)

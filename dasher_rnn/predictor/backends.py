@@ -1,0 +1,165 @@
+"""Backends that run the recurrent step on numpy arrays: torch (CPU or CUDA) and onnxruntime.
+
+All speak numpy so the context tree can keep its states in one preallocated host pool:
+- ``initial()`` -> (log_probs (V,), h (L, H), c (L, H)): the learned message-start state;
+- ``step(symbols (B,), h (L, B, H), c)`` -> (log_probs (B, V), h, c): one batched step;
+- ``run(symbols (T,), h (L, H), c)`` -> (log_probs (V,), h, c): a whole context, for roots.
+The onnxruntime backend never imports torch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from dasher_rnn.lm.model_io import ONNX_FILE, WEIGHTS_FILE, ModelFileError, read_checked_config, verify_hash
+
+
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+class Backend(Protocol):
+    name: str
+    layers: int
+    hidden: int
+    vocab: int
+
+    def initial(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def step(self, symbols: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def run(self, symbols: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+class TorchBackend:
+    """The torch model on CPU or CUDA. Inputs go over in one packed transfer per batch and back in one."""
+
+    def __init__(self, model, device: str = "cpu", threads: int | None = None, chunk: int = 2048):
+        import torch
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.torch = torch
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        cfg = model.config
+        self.name = f"torch-{self.device.type}"
+        self.layers, self.hidden, self.vocab = cfg.layers, cfg.hidden_size, cfg.vocab_size
+        self.chunk = chunk
+
+    @classmethod
+    def from_dir(cls, model_dir: str | Path, device: str = "cpu", threads: int | None = None) -> TorchBackend:
+        from dasher_rnn.lm.model_io import load_model
+
+        model, _, _ = load_model(model_dir)
+        return cls(model, device, threads)
+
+    def load_weights(self, state_dict: dict) -> None:
+        """Swap in new weights (online adaptation); callers serialise this with ``step``."""
+        with self.torch.no_grad():
+            self.model.load_state_dict(state_dict)
+
+    def initial(self):
+        torch = self.torch
+        with torch.no_grad():
+            h, c = self.model.initial_state(1)
+            logp = torch.log_softmax(self.model.head(h[-1]), dim=-1)
+        return logp[0].detach().float().cpu().numpy(), h[:, 0].detach().cpu().numpy(), c[:, 0].detach().cpu().numpy()
+
+    def step(self, symbols, h, c):
+        torch = self.torch
+        L = self.layers
+        packed = torch.from_numpy(np.concatenate([h, c])).to(self.device, non_blocking=True)
+        sym = torch.from_numpy(np.asarray(symbols, dtype=np.int64)).to(self.device, non_blocking=True)
+        with torch.no_grad():
+            logp, (h2, c2) = self.model.step(sym, (packed[:L], packed[L:]))
+            out = torch.cat([logp.reshape(-1), h2.reshape(-1), c2.reshape(-1)]).cpu().numpy()
+        B, V, H = len(symbols), self.vocab, self.hidden
+        return (out[: B * V].reshape(B, V), out[B * V : B * V + L * B * H].reshape(L, B, H),
+                out[B * V + L * B * H :].reshape(L, B, H))
+
+    def run(self, symbols, h, c):
+        torch = self.torch
+        hs = torch.from_numpy(np.ascontiguousarray(h[:, None, :])).to(self.device)
+        cs = torch.from_numpy(np.ascontiguousarray(c[:, None, :])).to(self.device)
+        ids = torch.from_numpy(np.asarray(symbols, dtype=np.int64)).to(self.device)
+        with torch.no_grad():
+            logp = None
+            for i in range(0, len(ids), self.chunk):
+                out, (hs, cs) = self.model(ids[None, i : i + self.chunk], (hs, cs))
+                logp = out[0, -1]
+        if logp is None:
+            raise ValueError("run() needs at least one symbol")
+        return logp.float().cpu().numpy(), hs[:, 0].cpu().numpy(), cs[:, 0].cpu().numpy()
+
+
+class OnnxBackend:
+    """onnxruntime on CPU over ``model.onnx``; the initial state and root distribution come from
+    ``weights.safetensors`` read with safetensors.numpy. No torch anywhere."""
+
+    def __init__(self, model_dir: str | Path, threads: int | None = None):
+        import onnxruntime as ort
+        from safetensors.numpy import load_file
+
+        model_dir = Path(model_dir)
+        config, self.alphabet = read_checked_config(model_dir)
+        verify_hash(model_dir, config, WEIGHTS_FILE)
+        verify_hash(model_dir, config, ONNX_FILE)
+        try:
+            weights = load_file(str(model_dir / WEIGHTS_FILE))
+        except Exception as exc:  # safetensors raises several types for broken files
+            raise ModelFileError(f"{model_dir / WEIGHTS_FILE}: not a readable safetensors file ({exc})") from None
+        arch = config["architecture"]
+        self.name = "onnxruntime-cpu"
+        self.layers, self.hidden, self.vocab = arch["layers"], arch["hidden_size"], arch["vocab_size"]
+        self._h0 = weights["h0"].astype(np.float32)
+        self._c0 = weights["c0"].astype(np.float32)
+        head_w, head_b = weights["head.weight"].astype(np.float32), weights["head.bias"].astype(np.float32)
+        self._root_logp = log_softmax(self._h0[-1] @ head_w.T + head_b).astype(np.float32)
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(model_dir / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+
+    def initial(self):
+        return self._root_logp.copy(), self._h0.copy(), self._c0.copy()
+
+    def step(self, symbols, h, c):
+        logp, h2, c2 = self.session.run(
+            None, {"symbols": np.asarray(symbols, dtype=np.int64), "h": np.ascontiguousarray(h, dtype=np.float32),
+                   "c": np.ascontiguousarray(c, dtype=np.float32)})
+        return logp, h2, c2
+
+    def run(self, symbols, h, c):
+        if len(symbols) == 0:
+            raise ValueError("run() needs at least one symbol")
+        h, c = h[:, None, :], c[:, None, :]
+        for s in symbols:
+            logp, h, c = self.step(np.array([s]), h, c)
+        return logp[0], h[:, 0], c[:, 0]
+
+
+BACKENDS = ("auto", "torch", "cuda", "onnx")
+
+
+def make_backend(model_dir: str | Path, kind: str = "auto", threads: int | None = None) -> Backend:
+    """``auto``: torch on CUDA when a GPU is present, else onnxruntime when the model has an export, else torch."""
+    if kind == "auto":
+        kind = "cuda" if _cuda_available() else "onnx" if (Path(model_dir) / ONNX_FILE).is_file() else "torch"
+    if kind == "onnx":
+        return OnnxBackend(model_dir, threads)
+    if kind in ("torch", "cuda"):
+        return TorchBackend.from_dir(model_dir, device="cuda" if kind == "cuda" else "cpu", threads=threads)
+    raise ValueError(f"unknown backend {kind!r} (choose from {', '.join(BACKENDS)})")
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()

@@ -1,0 +1,235 @@
+"""The predictor service: a worker thread that owns the context tree and answers in batches.
+
+Callers never wait on the model: ``child`` only creates a handle, ``request`` returns a
+``Future`` (and optionally calls back), and everything that touches states runs on the worker.
+Pending requests are merged into one batch per round, highest priority (box size) first, up to
+``max_batch`` nodes; cancelled requests are dropped. Blocking conveniences (``root``,
+``distributions``, ``predict_texts``) just wait on those futures.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.lm.protocol import DASHER_FLOOR, quantise
+from dasher_rnn.predictor.backends import Backend, make_backend
+from dasher_rnn.predictor.tree import ContextTree, Node
+
+
+class ServiceClosed(RuntimeError):
+    """The predictor was shut down."""
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A next-symbol distribution in alphabet order: float32 log-probabilities and Dasher's integers."""
+
+    log_probs: np.ndarray
+    counts: np.ndarray  # int64, sums exactly to 65536, every symbol at least the floor
+
+    @cached_property
+    def probs(self) -> np.ndarray:
+        return np.exp(self.log_probs.astype(np.float64))
+
+
+def make_distributions(log_probs: list[np.ndarray], floor: float) -> list[Distribution]:
+    if not log_probs:
+        return []
+    stacked = np.stack(log_probs)
+    counts = quantise(np.exp(stacked.astype(np.float64)), floor)
+    out = []
+    for lp, ct in zip(stacked, counts, strict=True):
+        lp.setflags(write=False)
+        ct.setflags(write=False)
+        out.append(Distribution(lp, ct))
+    return out
+
+
+@dataclass(order=True)
+class _Request:
+    sort_key: tuple[float, int]
+    nodes: list[Node]
+    future: Future
+    callback: Callable[[list[Distribution]], None] | None
+
+
+_STOP = object()
+
+
+class PredictorService:
+    def __init__(self, backend: Backend, alphabet: Alphabet, budget: int = 3000, floor: float = DASHER_FLOOR,
+                 max_batch: int = 256):
+        self.backend, self.alphabet, self.floor, self.max_batch = backend, alphabet, floor, max_batch
+        self.tree = ContextTree(backend, alphabet, budget)
+        self.weights_version = 0
+        self._commands: queue.Queue = queue.Queue()
+        self._pending: list[_Request] = []
+        self._order = itertools.count()
+        self._closed = False
+        self._worker = threading.Thread(target=self._run, name="predictor", daemon=True)
+        self._worker.start()
+
+    @classmethod
+    def from_dir(cls, model_dir: str | Path, backend: str = "auto", threads: int | None = None,
+                 **kwargs) -> PredictorService:
+        from dasher_rnn.lm.model_io import read_checked_config
+
+        _, alphabet = read_checked_config(Path(model_dir))
+        return cls(make_backend(model_dir, backend, threads), alphabet, **kwargs)
+
+    # -- calls from any thread ---------------------------------------------------
+    def child(self, node: Node, symbol: int | str) -> Node:
+        self._check_open()
+        return self.tree.child(node, symbol)
+
+    def request(self, nodes: list[Node], priority: float = 0.0,
+                callback: Callable[[list[Distribution]], None] | None = None) -> Future:
+        """Distributions of ``nodes`` (in order) as a Future; larger ``priority`` is served first."""
+        self._check_open()
+        for node in nodes:
+            self.tree.check(node)
+        future: Future = Future()
+        self._commands.put(_Request((-priority, next(self._order)), list(nodes), future, callback))
+        return future
+
+    def root_async(self, text: str = "") -> Future:
+        """A root node for a message start (``""``) or the context ``text``."""
+        return self._call(self.tree.root, text)
+
+    def release(self, node: Node) -> None:
+        """Free a node and its subtree; their handles become invalid."""
+        self._check_open()
+        self.tree.check(node)
+        self._call(self.tree.release, node)
+
+    def set_weights(self, state_dict: dict) -> Future:
+        """Use new weights for every expansion from now on; distributions already handed out keep theirs."""
+        if not hasattr(self.backend, "load_weights"):
+            raise NotImplementedError(f"the {self.backend.name} backend cannot swap weights; use a torch backend")
+
+        def swap():
+            self.backend.load_weights(state_dict)
+            self.weights_version += 1
+            return self.weights_version
+
+        return self._call(swap)
+
+    # -- blocking conveniences ---------------------------------------------------
+    def root(self, text: str = "") -> Node:
+        return self.root_async(text).result()
+
+    def distributions(self, nodes: list[Node], priority: float = 0.0) -> list[Distribution]:
+        return self.request(nodes, priority).result()
+
+    def predict_texts(self, texts: list[str]) -> list[Distribution]:
+        """Stateless use: the next-symbol distribution after each context string."""
+        roots = [self.root(t) for t in texts]
+        try:
+            return self.distributions(roots)
+        finally:
+            for r in roots:
+                self.release(r)
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        """Stop the worker; requests still pending fail with ``ServiceClosed``."""
+        if self._closed:
+            return
+        self._closed = True
+        self._commands.put(_STOP)
+        self._worker.join(timeout)
+
+    def __enter__(self) -> PredictorService:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- worker ------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ServiceClosed("the predictor service was shut down")
+
+    def _call(self, fn, *args) -> Future:
+        self._check_open()
+        future: Future = Future()
+        self._commands.put((fn, args, future))
+        return future
+
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            items = [self._commands.get()] if not self._pending else []
+            while True:
+                try:
+                    items.append(self._commands.get_nowait())
+                except queue.Empty:
+                    break
+            for item in items:
+                if item is _STOP:
+                    stop = True
+                elif isinstance(item, _Request):
+                    heapq.heappush(self._pending, item)
+                else:
+                    fn, args, future = item
+                    if future.set_running_or_notify_cancel():
+                        try:
+                            future.set_result(fn(*args))
+                        except Exception as exc:  # handed to the caller through the future
+                            future.set_exception(exc)
+            if not stop:
+                self._serve_batch()
+        for request in self._pending:
+            if not request.future.done():
+                request.future.set_exception(ServiceClosed("the predictor service was shut down"))
+        self._pending.clear()
+        while True:  # fail whatever arrived after the stop
+            try:
+                item = self._commands.get_nowait()
+            except queue.Empty:
+                break
+            future = item.future if isinstance(item, _Request) else item[2] if isinstance(item, tuple) else None
+            if future is not None and not future.done():
+                future.set_exception(ServiceClosed("the predictor service was shut down"))
+
+    def _serve_batch(self) -> None:
+        batch: list[_Request] = []
+        size = 0
+        while self._pending and (not batch or size + len(self._pending[0].nodes) <= self.max_batch):
+            request = heapq.heappop(self._pending)
+            if request.future.set_running_or_notify_cancel():  # False when the caller cancelled it
+                batch.append(request)
+                size += len(request.nodes)
+        if not batch:
+            return
+        live = [r for r in batch if all(not n.released for n in r.nodes)]
+        for r in batch:
+            if r not in live:
+                r.future.set_exception(ValueError("a requested node was released before it was expanded"))
+        try:
+            nodes = [n for r in live for n in r.nodes]
+            dists = make_distributions(self.tree.expand(nodes), self.floor)
+        except Exception as exc:
+            for r in live:
+                r.future.set_exception(exc)
+            return
+        start = 0
+        for r in live:
+            result = dists[start : start + len(r.nodes)]
+            start += len(r.nodes)
+            r.future.set_result(result)
+            if r.callback is not None:
+                try:
+                    r.callback(result)
+                except Exception:  # a broken callback must not stop the service
+                    pass

@@ -1,0 +1,178 @@
+"""The tree of contexts the interface shows, with each node's recurrent state in a preallocated pool.
+
+A node is a context: its parent's context plus one symbol. Its state and next-symbol
+distribution come from one batched step of its parent's state. States live in one
+(layers, budget, hidden) array pair; when the budget is used up the least recently used
+state is dropped (a node without a state is recomputed from its nearest ancestor that has
+one when it is needed again). Roots (a message start, or a given text) are pinned.
+
+Not thread-safe: ``PredictorService`` runs it on its worker thread.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.normalise import normalise
+from dasher_rnn.predictor.backends import Backend
+
+
+class NodeError(ValueError):
+    """A node handle that was released or belongs to another tree."""
+
+
+@dataclass(eq=False)
+class Node:
+    """A handle on one context. Create children with ``PredictorService.child``."""
+
+    tree: ContextTree = field(repr=False)
+    parent: Node | None = field(repr=False)
+    symbol: int
+    depth: int
+    children: dict[int, Node] = field(default_factory=dict, repr=False)
+    slot: int = -1
+    log_probs: np.ndarray | None = field(default=None, repr=False)
+    released: bool = False
+    pinned: bool = False
+
+    def path(self) -> list[int]:
+        """Symbols from the root to this node."""
+        out, node = [], self
+        while node.parent is not None:
+            out.append(node.symbol)
+            node = node.parent
+        return out[::-1]
+
+
+class ContextTree:
+    def __init__(self, backend: Backend, alphabet: Alphabet, budget: int = 3000):
+        if budget < 2:
+            raise ValueError("the node budget must be at least 2")
+        self.backend, self.alphabet, self.budget = backend, alphabet, budget
+        self.h = np.zeros((backend.layers, budget, backend.hidden), np.float32)
+        self.c = np.zeros_like(self.h)
+        self._free = list(range(budget - 1, -1, -1))
+        self._lru: OrderedDict[int, Node] = OrderedDict()
+        self._initial = backend.initial()
+
+    # -- handles -------------------------------------------------------------------
+    def check(self, node: Node) -> None:
+        if not isinstance(node, Node) or node.tree is not self:
+            raise NodeError(f"{node!r} is not a node of this predictor")
+        if node.released:
+            raise NodeError(f"node at depth {node.depth} was released")
+
+    def symbol_id(self, symbol: int | str) -> int:
+        if isinstance(symbol, str):
+            if symbol not in self.alphabet:
+                raise ValueError(f"{symbol!r} is not in alphabet {self.alphabet.name!r}")
+            return self.alphabet.index(symbol)
+        if isinstance(symbol, (int, np.integer)) and 0 <= symbol < len(self.alphabet):
+            return int(symbol)
+        raise ValueError(f"symbol {symbol!r} is not an index of alphabet {self.alphabet.name!r}")
+
+    def child(self, node: Node, symbol: int | str) -> Node:
+        """The child of ``node`` for ``symbol`` (created without a state; cheap, any thread)."""
+        self.check(node)
+        sym = self.symbol_id(symbol)
+        existing = node.children.get(sym)
+        if existing is not None and not existing.released:
+            return existing
+        created = Node(self, node, sym, node.depth + 1)
+        node.children[sym] = created
+        return created
+
+    # -- slots ---------------------------------------------------------------------
+    def _take_slot(self, protected: set[int]) -> int:
+        if self._free:
+            return self._free.pop()
+        for node in self._lru.values():
+            if not node.pinned and id(node) not in protected:
+                self._evict(node)
+                return self._free.pop()
+        raise RuntimeError(f"node budget ({self.budget}) too small for this request")
+
+    def _evict(self, node: Node) -> None:
+        del self._lru[node.slot]
+        self._free.append(node.slot)
+        node.slot = -1
+        node.log_probs = None
+        if not node.children and node.parent is not None and node.parent.children.get(node.symbol) is node:
+            del node.parent.children[node.symbol]
+
+    def _touch(self, node: Node) -> None:
+        if node.slot >= 0:
+            self._lru.move_to_end(node.slot)
+
+    @property
+    def cached_nodes(self) -> int:
+        return len(self._lru)
+
+    # -- roots and expansion -------------------------------------------------------
+    def root(self, text: str = "") -> Node:
+        """A pinned root for ``text`` (normalised; cut after its last character outside the alphabet)."""
+        text = normalise(text)
+        cut = max((i for i, ch in enumerate(text) if ch not in self.alphabet), default=-1)
+        symbols = np.array([self.alphabet.index(ch) for ch in text[cut + 1 :]], dtype=np.int64)
+        logp, h, c = self._initial
+        if len(symbols):
+            logp, h, c = self.backend.run(symbols, h, c)
+        node = Node(self, None, -1, 0, pinned=True)
+        node.slot = self._take_slot(set())
+        self.h[:, node.slot], self.c[:, node.slot] = h, c
+        node.log_probs = np.asarray(logp, np.float32)
+        self._lru[node.slot] = node
+        return node
+
+    def expand(self, nodes: list[Node]) -> list[np.ndarray]:
+        """Next-symbol log-probs of every node, computing what is missing one depth level per batch."""
+        for node in nodes:
+            self.check(node)
+        todo = {id(n): n for n in nodes if n.log_probs is None}
+        # each parent needs a state: recompute evicted ancestors too (their distributions stay as handed out)
+        for node in list(todo.values()):
+            parent = node.parent
+            while parent is not None and parent.slot < 0:
+                if parent.released:
+                    raise NodeError("an ancestor of a requested node was released")
+                todo[id(parent)] = parent
+                parent = parent.parent
+        protected = set(todo) | {id(n.parent) for n in todo.values()}
+        for depth in sorted({n.depth for n in todo.values()}):
+            level = [n for n in todo.values() if n.depth == depth]
+            parent_slots = np.array([n.parent.slot for n in level])
+            for n in level:
+                self._touch(n.parent)
+            logp, h, c = self.backend.step(np.array([n.symbol for n in level]), self.h[:, parent_slots],
+                                           self.c[:, parent_slots])
+            for i, n in enumerate(level):
+                if n.slot < 0:
+                    n.slot = self._take_slot(protected)
+                    self._lru[n.slot] = n
+                self.h[:, n.slot], self.c[:, n.slot] = h[:, i], c[:, i]
+                if n.log_probs is None:  # a distribution once handed out never changes
+                    n.log_probs = np.array(logp[i], np.float32)
+        for node in nodes:
+            self._touch(node)
+        return [node.log_probs for node in nodes]
+
+    def release(self, node: Node) -> None:
+        """Release a node and its whole subtree (their handles become invalid)."""
+        if node.released:
+            return
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            n.released = True
+            if n.slot >= 0:
+                del self._lru[n.slot]
+                self._free.append(n.slot)
+                n.slot = -1
+            stack.extend(n.children.values())
+            n.children = {}
+        if node.parent is not None and node.parent.children.get(node.symbol) is node:
+            del node.parent.children[node.symbol]

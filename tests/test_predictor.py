@@ -1,0 +1,161 @@
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dasher_rnn.lm.model_io import load_model
+from dasher_rnn.predictor import NodeError, PredictorService, ServiceClosed
+
+TEXT = st.text(alphabet="abcdeIT .,?!\n", max_size=25)
+
+
+@pytest.fixture(scope="module", params=["torch", "onnx"])
+def service(request, tiny_model_dir):
+    with PredictorService.from_dir(tiny_model_dir, backend=request.param, budget=200) as svc:
+        yield svc
+
+
+@pytest.fixture(scope="module")
+def reference(tiny_model_dir):
+    model, alphabet, _ = load_model(tiny_model_dir)
+
+    def run(text: str) -> np.ndarray:
+        """Log-probs after ``text`` by running the network over the whole string from the learned state."""
+        with torch.no_grad():
+            h, c = model.initial_state(1)
+            if not text:
+                return torch.log_softmax(model.head(h[-1]), -1)[0].numpy()
+            logp, _ = model(torch.tensor([[alphabet.index(ch) for ch in text]]), (h, c))
+            return logp[0, -1].numpy()
+
+    return run
+
+
+@settings(max_examples=25, deadline=None)
+@given(prefix=TEXT, suffix=TEXT)
+def test_tree_distributions_equal_running_the_full_string(service, reference, prefix, suffix):
+    node = service.root(prefix)
+    path = [node]
+    for ch in suffix:
+        path.append(service.child(path[-1], ch))
+    dists = service.distributions(path)
+    for i, dist in enumerate(dists):
+        assert np.allclose(dist.log_probs, reference(prefix + suffix[:i]), atol=1e-4)
+        assert dist.counts.sum() == 65536 and dist.counts.min() >= 1 and dist.log_probs.dtype == np.float32
+    service.release(node)
+
+
+def test_batched_siblings_and_eviction_keep_results_exact(service, reference):
+    root = service.root("I need")
+    children = [service.child(root, ch) for ch in service.alphabet.symbols]
+    dists = service.distributions(children)
+    for ch, d in zip(service.alphabet.symbols, dists, strict=True):
+        assert np.allclose(d.log_probs, reference("I need" + ch), atol=1e-4)
+    # grow far past the 200-node budget, then ask for a deep node whose ancestors were evicted
+    deep = root
+    for ch in " some tea" * 30:
+        deep = service.child(deep, ch)
+        service.distributions([deep])
+    assert service.tree.cached_nodes <= 200
+    early = service.child(service.child(root, " "), "s")
+    assert np.allclose(service.distributions([early])[0].log_probs, reference("I need s"), atol=1e-4)
+    service.release(root)
+
+
+def test_context_is_cut_at_characters_outside_the_alphabet(service, reference):
+    node = service.root("x\u4e2d\u6587I need")
+    assert np.allclose(service.distributions([node])[0].log_probs, reference("I need"), atol=1e-4)
+    assert np.allclose(service.predict_texts([""])[0].log_probs, reference(""), atol=1e-4)
+
+
+def test_bad_input_gets_clear_errors(service, tiny_model_dir):
+    root = service.root("")
+    with pytest.raises(ValueError, match="not in alphabet"):
+        service.child(root, "\u4e2d")
+    with pytest.raises(ValueError, match="not an index"):
+        service.child(root, 500)
+    kid = service.child(root, "a")
+    service.release(root)
+    service.distributions([service.root("")])  # the release has been processed by now
+    with pytest.raises(NodeError, match="released"):
+        service.child(kid, "b")
+    with pytest.raises(NodeError, match="released"):
+        service.request([kid])
+    with PredictorService.from_dir(tiny_model_dir, backend="torch") as other:
+        with pytest.raises(NodeError, match="not a node of this predictor"):
+            other.request([service.root("")])
+
+
+def test_very_long_context_is_processed(service, reference):
+    text = "I need some tea. " * 6000  # 102k characters
+    start = time.perf_counter()
+    node = service.root(text)
+    assert time.perf_counter() - start < 120
+    assert np.isfinite(service.distributions([node])[0].log_probs).all()
+    service.release(node)
+
+
+def test_priority_cancellation_and_callbacks(tiny_model_dir):
+    with PredictorService.from_dir(tiny_model_dir, backend="torch", max_batch=4) as svc:
+        root = svc.root("")
+        gate = threading.Event()
+        blocker = svc._call(gate.wait)  # hold the worker so requests pile up
+        order = []
+        low = svc.request([svc.child(root, "a")], priority=1.0, callback=lambda d: order.append("low"))
+        high = svc.request([svc.child(root, "b")], priority=9.0, callback=lambda d: order.append("high"))
+        dropped = svc.request([svc.child(root, "c")], priority=5.0, callback=lambda d: order.append("dropped"))
+        assert dropped.cancel()
+        big = [svc.child(root, ch) for ch in "defg"]
+        big_future = svc.request(big, priority=3.0, callback=lambda d: order.append("big"))
+        gate.set()
+        blocker.result(5)
+        assert len(low.result(5)) == 1 and len(high.result(5)) == 1 and len(big_future.result(5)) == 4
+        assert order == ["high", "big", "low"]  # by priority, at most 4 nodes per batch, cancelled dropped
+
+
+def test_shutdown_joins_the_worker_and_later_calls_fail(tiny_model_dir):
+    svc = PredictorService.from_dir(tiny_model_dir, backend="torch")
+    root = svc.root("")
+    svc.close()
+    assert not svc._worker.is_alive()
+    with pytest.raises(ServiceClosed):
+        svc.request([root])
+    with pytest.raises(ServiceClosed):
+        svc.root("")
+    svc.close()  # twice is fine
+
+
+def test_weight_swap_applies_to_new_nodes_only(tiny_model_dir, reference):
+    model, _, _ = load_model(tiny_model_dir)
+    with PredictorService.from_dir(tiny_model_dir, backend="torch") as svc:
+        root = svc.root("I")
+        before = svc.distributions([svc.child(root, " ")])[0]
+        shifted = {k: v + 0.05 if k == "head.bias" else v for k, v in model.state_dict().items()}
+        shifted["head.weight"] = model.head.weight.detach() * 1.5
+        assert svc.set_weights(shifted).result(5) == 1
+        again = svc.distributions([svc.child(root, " ")])[0]
+        fresh = svc.distributions([svc.child(root, "n")])[0]
+        assert np.array_equal(again.log_probs, before.log_probs)  # handed out before: unchanged
+        assert not np.allclose(fresh.log_probs, reference("In"), atol=1e-3)  # created after: new weights
+    with PredictorService.from_dir(tiny_model_dir, backend="onnx") as svc:
+        with pytest.raises(NotImplementedError, match="cannot swap weights"):
+            svc.set_weights(shifted)
+
+
+def test_onnx_backend_does_not_import_torch(tiny_model_dir):
+    code = (
+        "import sys\n"
+        "from dasher_rnn.predictor import PredictorService\n"
+        f"svc = PredictorService.from_dir({str(tiny_model_dir)!r}, backend='onnx')\n"
+        "d = svc.predict_texts(['I need', ''])\n"
+        "svc.close()\n"
+        "assert d[0].counts.sum() == 65536\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
