@@ -103,6 +103,10 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     mode.add_argument("--adaptive", dest="adaptive", action="store_true", default=None, help="learn each message after scoring")
     mode.add_argument("--static", dest="adaptive", action="store_false", help="never learn")
     p.add_argument("--zero-state", action="store_true", help="RNN: start messages from a zero state, not the learned one")
+    p.add_argument("--rule", default="rms", choices=["sgd", "rms", "rms-rms"], help="RNN adaptive: dynamic-evaluation rule")
+    p.add_argument("--eta", type=float, default=None, help="RNN adaptive: step size (default: the rule's tuned default)")
+    p.add_argument("--lam", type=float, default=0.0, help="RNN adaptive: decay toward the base weights")
+    p.add_argument("--segment", type=int, default=20, help="RNN adaptive: characters per update")
     p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_cmd_eval)
@@ -111,13 +115,18 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 def _cmd_eval(args: argparse.Namespace) -> int:
     import json
 
+    from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
     from dasher_rnn.evaluate import evaluate_files, format_report
-    from dasher_rnn.lm.factory import build_language_model
+    from dasher_rnn.factory import build_language_model
 
     adaptive = args.adaptive if args.adaptive is not None else args.model == "ppm"
+    adapt = None
+    if adaptive and args.model == "rnn":
+        eta = args.eta if args.eta is not None else default_eta(args.rule)
+        adapt = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment)
     model, description = build_language_model(
         args.model, model_dir=args.model_dir, train=args.train, alphabet=args.alphabet,
-        replace_errors=args.replace_errors, zero_state=args.zero_state,
+        replace_errors=args.replace_errors, zero_state=args.zero_state, adapt=adapt,
     )
     report = evaluate_files(model, args.files, adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors)
     report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor}

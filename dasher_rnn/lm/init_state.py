@@ -66,9 +66,9 @@ def start_loss(model: CharRNN, windows: torch.Tensor, learned: bool = True) -> t
     return nll / LN2
 
 
-def learn_initial_state(model: CharRNN, corpus: Corpus, length: int = 10, train_count: int = 40_000,
-                        val_count: int = 4_000, batch_size: int = 256, lr: float = 0.01, max_epochs: int = 30,
-                        patience: int = 3, seed: int = 0, log=print) -> dict:
+def learn_initial_state(model: CharRNN, corpus: Corpus, length: int = 10, train_count: int = 20_000,
+                        val_count: int = 3_000, batch_size: int = 256, lr: float = 0.02, max_epochs: int = 12,
+                        patience: int = 2, seed: int = 0, log=print) -> dict:
     """Fit ``model.h0``/``model.c0`` in place; returns the held-out bits/char before and after."""
     device = model.h0.device
     train = torch.from_numpy(sample_starts(corpus, "train", train_count, length, seed)).to(device)

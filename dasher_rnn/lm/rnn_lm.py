@@ -18,6 +18,8 @@ from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 
 class RNNLanguageModel:
+    """The static model (``adapt.adaptive_lm`` adds learning)."""
+
     def __init__(self, model: CharRNN, alphabet: Alphabet, zero_state: bool = False):
         self.model = model.eval()
         self.alphabet = alphabet
@@ -61,7 +63,7 @@ class RNNLanguageModel:
         return (probs / probs.sum(dim=-1, keepdim=True)).numpy()
 
     def learn(self, symbol: int) -> None:
-        """A static model learns nothing; online adaptation lives in the adaptation layer."""
+        """A static model learns nothing (see ``adapt.adaptive_lm``)."""
 
     def log_probs(self) -> np.ndarray:
         return self._logp.double().numpy()

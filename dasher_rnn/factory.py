@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.protocol import LanguageModel
 from dasher_rnn.textio import expand_paths, read_text
@@ -25,8 +26,8 @@ def build_ppm(train: list[str], alphabet: str | None = None, replace_errors: boo
 
 def build_language_model(name: str, *, model_dir: str | Path | None = None, train: list[str] | None = None,
                          alphabet: str | None = None, replace_errors: bool = False,
-                         zero_state: bool = False) -> tuple[LanguageModel, str]:
-    """(model, one-line description) for ``rnn`` or ``ppm``."""
+                         zero_state: bool = False, adapt: AdaptConfig | None = None) -> tuple[LanguageModel, str]:
+    """(model, one-line description) for ``rnn`` (adaptive when ``adapt`` is given) or ``ppm``."""
     if name == "ppm":
         model, files = build_ppm(train or [], alphabet, replace_errors)
         trained = ", ".join(f.name for f in files) or "nothing"
@@ -34,9 +35,15 @@ def build_language_model(name: str, *, model_dir: str | Path | None = None, trai
     if name == "rnn":
         from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 
-        model = RNNLanguageModel.from_dir(model_dir, zero_state=zero_state)
+        if adapt is not None:
+            from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
+
+            model = AdaptiveRNNLanguageModel.from_dir(model_dir, zero_state=zero_state, config=adapt)
+        else:
+            model = RNNLanguageModel.from_dir(model_dir, zero_state=zero_state)
         if alphabet and alphabet != model.alphabet.name:
             raise ValueError(f"the RNN model predicts alphabet {model.alphabet.name!r}, not {alphabet!r}")
         state = "zero" if zero_state else "learned"
-        return model, f"RNN {model.describe()} from {model_dir}, {state} initial state"
+        learning = f", dynamic evaluation {adapt.rule} eta {adapt.eta} lam {adapt.lam} n {adapt.segment}" if adapt else ""
+        return model, f"RNN {model.describe()} from {model_dir}, {state} initial state{learning}"
     raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODEL_NAMES)})")
