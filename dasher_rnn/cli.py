@@ -138,12 +138,43 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_profile(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("profile", help="list, reset, export or import per-user adapted profiles")
+    p.add_argument("action", choices=["list", "reset", "export", "import"])
+    p.add_argument("args", nargs="*", help="reset NAME | export NAME FOLDER | import FOLDER NAME")
+    p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)")
+    p.set_defaults(func=_cmd_profile)
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from dasher_rnn.adapt.profiles import ProfileStore
+
+    store = ProfileStore(args.profiles_dir)
+    needed = {"list": 0, "reset": 1, "export": 2, "import": 2}[args.action]
+    if len(args.args) != needed:
+        raise ValueError(f"profile {args.action} takes {needed} argument(s)")
+    if args.action == "list":
+        rows = store.list()
+        print(f"profiles in {store.folder}:" if rows else f"no profiles in {store.folder}")
+        for row in rows:
+            print(f"  {row['name']}: " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "name"))
+    elif args.action == "reset":
+        store.reset(args.args[0])
+        print(f"profile {args.args[0]!r} removed")
+    elif args.action == "export":
+        print(f"exported to {store.export(args.args[0], args.args[1])}")
+    else:
+        print(f"imported as {store.import_(args.args[0], args.args[1])}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dasher-rnn", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     _add_train(sub)
     _add_eval(sub)
     _add_export_onnx(sub)
+    _add_profile(sub)
     return parser
 
 
@@ -160,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return args.func(args)
-    except (AlphabetError, ModelFileError, TextFileError, ValueError, OSError) as exc:
+    except (AlphabetError, ModelFileError, TextFileError, ValueError, OSError) as exc:  # ProfileError is a ValueError
         print(f"dasher-rnn {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -31,6 +31,7 @@ class Score:
     skipped: int = 0
     messages: int = 0
     start_bits: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in START_LENGTHS})
+    char_bits: list[float] = field(default_factory=list, repr=False)  # every character, in order
 
     @property
     def bits_per_char(self) -> float:
@@ -41,6 +42,7 @@ class Score:
         self.chars += other.chars
         self.skipped += other.skipped
         self.messages += other.messages
+        self.char_bits.extend(other.char_bits)
         for k in START_LENGTHS:
             self.start_bits[k].extend(other.start_bits[k])
 
@@ -99,6 +101,7 @@ def score_messages(model: LanguageModel, lines: list[str], name: str = "", adapt
             for symbol in committed:
                 model.learn(symbol)
         score.bits += sum(per_char)
+        score.char_bits.extend(per_char)
         score.chars += len(line)
         score.messages += 1
         cumulative = np.cumsum(per_char)

@@ -1,0 +1,135 @@
+"""Online adaptation: user streams adaptive vs static, the adversarial suite, update and rollback
+times, checkpoint memory, and (with --tune) the tuning grid. Prints JSON.
+
+    python bench/adaptation_bench.py [--model-dir models/english-lstm]
+    python bench/adaptation_bench.py --tune
+
+Streams are scored message by message as in DESIGN.md section 4: each message is predicted with
+the current weights, then committed (learned). Static = the shipped weights throughout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
+from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
+from dasher_rnn.evaluate import read_messages, score_messages
+from dasher_rnn.lm.model_io import load_model, load_msg
+from dasher_rnn.lm.rnn_lm import RNNLanguageModel
+from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR
+
+CORPORA = Path("../shared/corpora")
+STREAMS = {"sms_user_future": CORPORA / "adapt/sms_user_future.txt",
+           "aac_imagined_test": CORPORA / "eval/aac_imagined_test.txt"}
+TUNE_STREAMS = {"aac_imagined_dev": CORPORA / "eval/aac_imagined_dev.txt",
+                "sms_user_history_head": CORPORA / "adapt/sms_user_history.txt"}
+
+
+def worst_window_ratio(adapted: list[float], static: list[float], width: int = 200) -> float:
+    a, s = np.cumsum([0.0, *adapted]), np.cumsum([0.0, *static])
+    if len(adapted) <= width:
+        return float(a[-1] / s[-1])
+    return float(np.max((a[width:] - a[:-width]) / (s[width:] - s[:-width])))
+
+
+def run_stream(model, alphabet, msg, lines: list[str], config: AdaptConfig) -> dict:
+    static = score_messages(RNNLanguageModel(model, alphabet), lines, floor=0)
+    lm = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, config, msg)
+    start = time.perf_counter()
+    adaptive = score_messages(lm, lines, floor=0, adaptive=True)
+    stats = lm.adapter.stats
+    return {"chars": static.chars, "static_bpc": round(static.bits_per_char, 4),
+            "adaptive_bpc": round(adaptive.bits_per_char, 4),
+            "ratio": round(adaptive.bits_per_char / static.bits_per_char, 4),
+            "worst_200_char_window_ratio": round(worst_window_ratio(adaptive.char_bits, static.char_bits), 3),
+            "updates": stats.updates, "guard_events": stats.guard_events, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def timings(model, alphabet, msg, config: AdaptConfig, lines: list[str]) -> dict:
+    """Update time per segment, rollback time, checkpoint bytes."""
+    lm = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, config, msg)
+    ev = lm.adapter
+    symbols = [alphabet.index(c) for c in "\n".join(lines) if c in alphabet][:6000]
+    update_ms = []
+    for s in symbols:
+        t0 = time.perf_counter()
+        if ev.commit(s):
+            update_ms.append((time.perf_counter() - t0) * 1e3)
+    rollback_ms = []
+    for _ in range(50):
+        length = len(ev.committed)
+        t0 = time.perf_counter()
+        ev.delete_to(length - config.segment - 3)
+        rollback_ms.append((time.perf_counter() - t0) * 1e3)
+        for s in symbols[length - config.segment - 3 : length]:
+            ev.commit(s)
+    flat_bytes = ev.ring[-1].weights.numel() * 4
+    return {"update_ms_p50": round(float(np.median(update_ms)), 2),
+            "update_ms_p99": round(float(np.percentile(update_ms, 99)), 2),
+            "rollback_ms_p50": round(float(np.median(rollback_ms)), 2),
+            "rollback_ms_p99": round(float(np.percentile(rollback_ms, 99)), 2),
+            "checkpoint_bytes": flat_bytes, "ring_checkpoints": ev.ring_size,
+            "ring_covers_chars": ev.ring_size * config.segment}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
+    parser.add_argument("--rule", default="rms")
+    parser.add_argument("--eta", type=float, default=None)
+    parser.add_argument("--lam", type=float, default=0.0)
+    parser.add_argument("--segment", type=int, default=20)
+    parser.add_argument("--tune", action="store_true", help="run the tuning grid on the dev streams instead")
+    parser.add_argument("--tune-chars", type=int, default=15000, help="characters of each dev stream used for tuning")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (adaptation runs on one thread in the app)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    model, alphabet, _ = load_model(args.model_dir)
+    msg = load_msg(args.model_dir, model)
+    if args.tune:
+        grid = [("sgd", 0.03, 0.0, 20), ("sgd", 0.1, 0.0, 20), ("sgd", 0.3, 0.0, 20), ("sgd", 0.1, 0.0, 10),
+                ("rms", 1e-4, 0.0, 20), ("rms", 3e-4, 0.0, 20), ("rms", 1e-3, 0.0, 20), ("rms", 3e-4, 0.0, 10),
+                ("rms", 3e-4, 0.01, 20), ("rms-rms", 3e-4, 0.01, 20), ("rms-rms", 1e-3, 0.01, 20)]
+        dev = {}
+        for name, path in TUNE_STREAMS.items():
+            lines, total = [], 0
+            for line in read_messages(path):
+                if total >= args.tune_chars:
+                    break
+                lines.append(line)
+                total += len(line)
+            dev[name] = lines
+        rows = []
+        for rule, eta, lam, n in grid:
+            cfg = AdaptConfig(rule=rule, eta=eta, lam=lam, segment=n)
+            row = {"rule": rule, "eta": eta, "lam": lam, "segment": n}
+            for name, lines in dev.items():
+                row[name] = run_stream(model, alphabet, msg, lines, cfg)["ratio"]
+            row["mean_ratio"] = round(float(np.mean([row[k] for k in dev])), 4)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        print(json.dumps({"tuning": rows, "best": min(rows, key=lambda r: r["mean_ratio"])}, indent=1))
+        return
+    eta = args.eta if args.eta is not None else default_eta(args.rule)
+    config = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment)
+    report = {"config": config.__dict__, "threads": args.threads, "streams": {}}
+    for name, path in STREAMS.items():
+        report["streams"][name] = run_stream(model, alphabet, msg, read_messages(path), config)
+    adversarial = read_messages(ASSETS_DIR / "samples/adversarial.txt")
+    report["adversarial"] = run_stream(model, alphabet, msg, adversarial, config)
+    unguarded = AdaptConfig(**{**config.__dict__, "margin": float("inf"), "spike": float("inf")})
+    report["adversarial_without_guard"] = run_stream(model, alphabet, msg, adversarial, unguarded)
+    report["timings"] = timings(model, alphabet, msg, config, read_messages(STREAMS["aac_imagined_test"]))
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
