@@ -26,9 +26,8 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.nn.functional as F
 
-from dasher_rnn.lm.rnn import CharRNN, State
+from dasher_rnn.lm.rnn import LN2, CharRNN, State
 
-LN2 = math.log(2.0)
 RULES = ("sgd", "rms", "rms-rms")
 DEFAULT_ETA = {"sgd": 0.1, "rms": 3e-4, "rms-rms": 3e-4}
 
@@ -167,10 +166,8 @@ class DynamicEvaluator:
 
     def _segment_loss(self, model: CharRNN, state: State, segment: torch.Tensor) -> tuple[torch.Tensor, State]:
         """Mean nats of the segment from ``state`` (first symbol predicted from the state alone)."""
-        first = torch.log_softmax(model.head(state[0][-1]), dim=-1)
-        out, new_state = model(segment[None, :], state)
-        logp = torch.cat([first, out[0, :-1]])
-        return F.nll_loss(logp, segment), new_state
+        logp, new_state = model.score(segment[None, :], state)
+        return F.nll_loss(logp[0], segment), new_state
 
     def _update(self) -> None:
         cfg = self.config

@@ -7,17 +7,13 @@ does not fix it for an RNN. Learning the state the network should be in at a mes
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from dasher_rnn.alphabet import BREAK
 from dasher_rnn.lm.corpus import Corpus
-from dasher_rnn.lm.rnn import CharRNN
-
-LN2 = math.log(2.0)
+from dasher_rnn.lm.rnn import LN2, CharRNN
 
 
 def start_positions(data: np.ndarray, newline: int, sentence_ends: list[int], space: int, length: int) -> np.ndarray:
@@ -58,10 +54,7 @@ def sample_starts(corpus: Corpus, split: str, count: int, length: int, seed: int
 
 def start_loss(model: CharRNN, windows: torch.Tensor, learned: bool = True) -> torch.Tensor:
     """Mean bits per character over the windows, the first character predicted from the initial state alone."""
-    state = model.initial_state(windows.shape[0], learned=learned)
-    first = torch.log_softmax(model.head(state[0][-1]), dim=-1)
-    rest, _ = model(windows[:, :-1], state)
-    logp = torch.cat([first.unsqueeze(1), rest], dim=1)
+    logp, _ = model.score(windows, model.initial_state(windows.shape[0], learned=learned))
     nll = F.nll_loss(logp.reshape(-1, logp.shape[-1]), windows.reshape(-1))
     return nll / LN2
 

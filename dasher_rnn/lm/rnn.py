@@ -8,12 +8,14 @@ message starts from.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
 
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each (layers, batch, hidden)
+LN2 = math.log(2.0)  # nats per bit
 
 
 @dataclass
@@ -94,6 +96,13 @@ class CharRNN(nn.Module):
                 cs.append(c)
             state = (torch.stack(hs), torch.stack(cs))
         return torch.log_softmax(self.head(out), dim=-1), state
+
+    def score(self, symbols: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """Log-probs (B, T, V) of the distribution *before* each of ``symbols`` (B, T) entered from
+        ``state``: the first comes from the state alone. Also returns the state after the last symbol."""
+        first = torch.log_softmax(self.head(state[0][-1]), dim=-1)
+        out, new_state = self.forward(symbols, state)
+        return torch.cat([first.unsqueeze(1), out[:, :-1]], dim=1), new_state
 
     def step(self, symbols: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         """One step for a batch: symbols (B,) -> log-probs (B, V), new state."""

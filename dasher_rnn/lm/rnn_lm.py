@@ -56,10 +56,9 @@ class RNNLanguageModel:
         in one forward call; leaves the context after the last symbol, exactly as ``advance`` would."""
         if not symbols:
             return np.zeros((0, len(self.alphabet)))
-        logp, self._state = self.model(torch.tensor([symbols]), self._state)
-        before_each = torch.cat([self._logp.unsqueeze(0), logp[0, :-1]])
-        self._logp = logp[0, -1]
-        probs = before_each.double().exp()
+        logp, self._state = self.model.score(torch.tensor([symbols]), self._state)
+        self._logp = torch.log_softmax(self.model.head(self._state[0][-1]), dim=-1)[0]
+        probs = logp[0].double().exp()
         return (probs / probs.sum(dim=-1, keepdim=True)).numpy()
 
     def learn(self, symbol: int) -> None:

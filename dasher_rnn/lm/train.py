@@ -8,7 +8,6 @@ only the weights, the optimizer moments, the carried state and the step to resum
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,9 +20,8 @@ from tqdm import tqdm
 from dasher_rnn.alphabet import BREAK, Alphabet
 from dasher_rnn.lm.corpus import BatchStream, Corpus
 from dasher_rnn.lm.model_io import atomic_write_bytes, load_tensors, save_tensors
-from dasher_rnn.lm.rnn import CharRNN, RNNConfig, State
+from dasher_rnn.lm.rnn import LN2, CharRNN, RNNConfig, State
 
-LN2 = math.log(2.0)
 CHECKPOINT = "checkpoint.safetensors"
 CHECKPOINT_META = "checkpoint.json"
 
