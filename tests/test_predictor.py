@@ -92,6 +92,22 @@ def test_bad_input_gets_clear_errors(service, tiny_model_dir):
             other.request([service.root("")])
 
 
+def test_a_request_under_a_released_node_fails_alone(tiny_model_dir):
+    with PredictorService.from_dir(tiny_model_dir, backend="torch") as svc:
+        doomed_root, good_root = svc.root("I"), svc.root("We")
+        doomed = svc.child(svc.child(doomed_root, " "), "n")
+        gate = threading.Event()
+        blocker = svc._call(gate.wait)
+        bad = svc.request([doomed])
+        good = svc.request([svc.child(good_root, " ")])
+        svc._call(svc.tree.release, doomed_root)  # processed before the merged batch
+        gate.set()
+        blocker.result(5)
+        assert len(good.result(5)) == 1
+        with pytest.raises(NodeError, match="released"):
+            bad.result(5)
+
+
 def test_very_long_context_is_processed(service, reference):
     text = "I need some tea. " * 6000  # 102k characters
     start = time.perf_counter()

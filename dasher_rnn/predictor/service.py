@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import queue
 import threading
 from collections.abc import Callable
@@ -212,24 +213,27 @@ class PredictorService:
                 size += len(request.nodes)
         if not batch:
             return
-        live = [r for r in batch if all(not n.released for n in r.nodes)]
-        for r in batch:
-            if r not in live:
-                r.future.set_exception(ValueError("a requested node was released before it was expanded"))
         try:
-            nodes = [n for r in live for n in r.nodes]
-            dists = make_distributions(self.tree.expand(nodes), self.floor)
-        except Exception as exc:
-            for r in live:
-                r.future.set_exception(exc)
-            return
-        start = 0
-        for r in live:
-            result = dists[start : start + len(r.nodes)]
-            start += len(r.nodes)
-            r.future.set_result(result)
-            if r.callback is not None:
+            results = self._expand([n for r in batch for n in r.nodes])
+            start = 0
+            for r in batch:
+                self._resolve(r, results[start : start + len(r.nodes)])
+                start += len(r.nodes)
+        except Exception:  # one bad request (e.g. a released ancestor) must not fail the others
+            for r in batch:
                 try:
-                    r.callback(result)
-                except Exception:  # a broken callback must not stop the service
-                    pass
+                    self._resolve(r, self._expand(r.nodes))
+                except Exception as exc:
+                    r.future.set_exception(exc)
+
+    def _expand(self, nodes: list[Node]) -> list[Distribution]:
+        return make_distributions(self.tree.expand(nodes), self.floor)
+
+    @staticmethod
+    def _resolve(request: _Request, result: list[Distribution]) -> None:
+        request.future.set_result(result)
+        if request.callback is not None:
+            try:
+                request.callback(result)
+            except Exception:  # a broken callback must not stop the service
+                logging.getLogger(__name__).exception("predictor callback failed")
