@@ -168,6 +168,77 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_adapt(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("adapt", help="adapt a profile to your own writing (text, Markdown, mbox, .eml)")
+    p.add_argument("paths", nargs="+", help="files or folders of your writing")
+    p.add_argument("--profile", required=True)
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
+    p.add_argument("--profiles-dir", default=None)
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--lam", type=float, default=1e-3, help="decay toward the starting weights per step")
+    p.add_argument("--max-bits", type=float, default=6.0, help="drop messages above this many bits/char")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    p.add_argument("--dry-run", action="store_true", help="read, filter and score only; change nothing")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_adapt)
+
+
+def _cmd_adapt(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    import torch
+
+    from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+    from dasher_rnn.adapt.user_corpus import read_user_corpus
+    from dasher_rnn.lm.model_io import WEIGHTS_FILE, load_model
+    from dasher_rnn.lm.train import pick_device
+
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    documents, read_report = read_user_corpus(args.paths)
+    for path, reason in read_report.unreadable.items():
+        print(f"dasher-rnn adapt: error: {path}: {reason}", file=sys.stderr)
+    if read_report.unreadable:
+        return 2
+    for path in read_report.skipped_binary:
+        print(f"warning: {path}: binary file skipped", file=sys.stderr)
+    for path, count in read_report.replaced_bytes.items():
+        print(f"warning: {path}: not valid UTF-8, {count} bytes replaced", file=sys.stderr)
+    if read_report.duplicates:
+        print(f"dropped {read_report.duplicates} duplicate documents")
+    if not documents:
+        raise ValueError("the corpus is empty: no readable text in " + ", ".join(args.paths))
+    model, alphabet, config = load_model(args.model_dir)
+    base_hash = config["files"][WEIGHTS_FILE]
+    store = ProfileStore(args.profiles_dir)
+    names = {n: tuple(p.shape) for n, p in model.named_parameters() if n not in ("h0", "c0")}
+    try:
+        existing = store.load(args.profile, base_hash, names)
+    except ProfileError as exc:
+        raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
+    if existing is not None:
+        model.load_state_dict({**model.state_dict(), **existing.weights})
+        print(f"continuing profile {args.profile!r} ({existing.info.get('characters_adapted', 0):,} characters adapted)")
+    cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
+    try:
+        report = adapt_to_corpus(model, alphabet, documents, store, args.profile, base_hash, cfg,
+                                 pick_device(args.device), resume=args.resume, dry_run=args.dry_run,
+                                 progress=not args.no_progress)
+    except Interrupted as exc:
+        print(str(exc), file=sys.stderr)
+        return 130
+    report["read"] = read_report.to_json()
+    print(json.dumps(report, indent=1))
+    if not args.dry_run and "held_out_bpc_after" in report:
+        b, a = report["held_out_bpc_before"]["overall"], report["held_out_bpc_after"]["overall"]
+        print(f"profile {args.profile!r}: held-out {b:.3f} -> {a:.3f} bits/char")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dasher-rnn", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -175,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_eval(sub)
     _add_export_onnx(sub)
     _add_profile(sub)
+    _add_adapt(sub)
     return parser
 
 

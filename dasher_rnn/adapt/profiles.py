@@ -77,7 +77,7 @@ class ProfileStore:
         """Write a new version of the profile; the previous version stays on disk."""
         folder = self.path(name)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        old = self._read_info(folder)
+        old = self.read_info(folder)
         stamp = f"{time.time_ns():x}"
         weights_file = folder / f"weights-{stamp}.safetensors"
         save_tensors(weights_file, weights)
@@ -107,7 +107,7 @@ class ProfileStore:
     def load(self, name: str, base_model_hash: str, shapes: dict[str, tuple[int, ...]]) -> LoadedProfile | None:
         """The profile's weights, or None if there is none. Raises ``ProfileError`` if it is unusable."""
         folder = self.path(name)
-        info = self._read_info(folder)
+        info = self.read_info(folder)
         if info is None:
             return None
         if info.get("base_model_hash") != base_model_hash:
@@ -138,7 +138,7 @@ class ProfileStore:
     def export(self, name: str, destination: str | Path) -> Path:
         """Copy the current version of a profile to a folder (for backup or another machine)."""
         folder = self.path(name)
-        info = self._read_info(folder)
+        info = self.read_info(folder)
         if info is None:
             raise ProfileError(f"no profile named {name!r} in {self.folder}")
         out = Path(destination)
@@ -150,7 +150,7 @@ class ProfileStore:
     def import_(self, source: str | Path, name: str) -> Path:
         """Install an exported profile under ``name`` (checked when it is loaded)."""
         source = Path(source)
-        info = self._read_info(source)
+        info = self.read_info(source)
         if info is None:
             raise ProfileError(f"{source}: no {PROFILE_FILE} here")
         weights = source / str(info.get("weights_file"))
@@ -161,7 +161,7 @@ class ProfileStore:
                          {k: v for k, v in info.items() if k not in ("weights_file", "weights_sha256", "previous")})
 
     @staticmethod
-    def _read_info(folder: Path) -> dict | None:
+    def read_info(folder: Path) -> dict | None:
         path = folder / PROFILE_FILE
         if not path.is_file():
             return None

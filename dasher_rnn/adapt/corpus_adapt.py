@@ -1,0 +1,243 @@
+"""Adapt a profile to a user's own corpus before first use (``dasher-rnn adapt``).
+
+1. Read and clean the text (``user_corpus``), split it into messages (lines).
+2. Score every message with the starting weights; drop messages mostly outside the alphabet and
+   extremely improbable ones (garbage, tables, encodings) that would make the weights explode.
+3. Hold out a deterministic tenth of the messages; fine-tune on the rest in mini-batches of
+   parallel streams (Adam, gradient clipping, a decay prior toward the starting weights), scoring
+   the held-out messages after every epoch; keep the best weights, stop when held-out stops
+   improving or a loss is not finite.
+4. Save the profile atomically with held-out bits/char before and after, per source.
+A checkpoint after every epoch lets ``--resume`` continue an interrupted run; the profile itself
+is only written at the end, so an interrupted run leaves the previous profile untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from dasher_rnn.adapt.profiles import ProfileStore
+from dasher_rnn.adapt.user_corpus import Document
+from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.lm.corpus import document_hash
+from dasher_rnn.lm.model_io import atomic_write_bytes, load_tensors, save_tensors
+from dasher_rnn.lm.rnn import LN2, CharRNN
+from dasher_rnn.normalise import normalise
+
+
+@dataclass
+class CorpusAdaptConfig:
+    epochs: int = 6
+    lr: float = 1e-3
+    lam: float = 1e-3  # decay toward the starting weights, per step
+    batch_size: int = 64
+    seq_len: int = 64
+    clip: float = 1.0
+    held_out: float = 0.1
+    max_bits: float = 6.0  # messages above this many bits/char under the starting weights are dropped
+    max_unknown: float = 0.3  # messages with more than this fraction outside the alphabet are dropped
+    patience: int = 1
+    seed: int = 0
+
+
+@dataclass
+class Message:
+    source: str
+    text: str
+    symbols: list[int]
+
+
+def split_messages(documents: list[Document], alphabet: Alphabet, max_unknown: float) -> tuple[list[Message], dict]:
+    """Non-empty lines as messages; characters outside the alphabet are skipped, mostly-foreign lines dropped."""
+    messages, dropped = [], 0
+    for doc in documents:
+        for line in normalise(doc.text).split("\n"):
+            line = line.strip()
+            if not line:
+                continue
+            symbols = [alphabet.index(ch) for ch in line if ch in alphabet]
+            if len(symbols) < (1 - max_unknown) * len(line):
+                dropped += 1
+                continue
+            messages.append(Message(doc.source, line, symbols))
+    return messages, {"mostly_outside_alphabet": dropped}
+
+
+@torch.no_grad()
+def message_bits(model: CharRNN, messages: list[Message], device: torch.device, batch: int = 256) -> np.ndarray:
+    """Total bits of each message from the learned initial state, in padded batches."""
+    model.eval()
+    out = np.zeros(len(messages))
+    order = np.argsort([len(m.symbols) for m in messages])  # similar lengths together: little padding
+    for i in range(0, len(order), batch):
+        idx = order[i : i + batch]
+        length = max(len(messages[j].symbols) for j in idx)
+        if length == 0:
+            continue
+        ids = torch.zeros((len(idx), length), dtype=torch.int64)
+        mask = torch.zeros((len(idx), length))
+        for row, j in enumerate(idx):
+            s = messages[j].symbols
+            ids[row, : len(s)] = torch.tensor(s)
+            mask[row, : len(s)] = 1
+        ids, mask = ids.to(device), mask.to(device)
+        logp, _ = model.score(ids, model.initial_state(len(idx)))
+        nll = -logp.gather(-1, ids.unsqueeze(-1)).squeeze(-1) * mask
+        out[idx] = (nll.sum(dim=1) / LN2).cpu().numpy()
+    return out
+
+
+def bits_per_char(bits: np.ndarray, messages: list[Message]) -> dict[str, float]:
+    """Held-out bits/char overall and per source file."""
+    per_bits, per_chars = defaultdict(float), defaultdict(int)
+    for b, m in zip(bits, messages, strict=True):
+        source = m.source.split("#")[0]
+        per_bits[source] += float(b)
+        per_chars[source] += len(m.text)
+    result = {s: round(per_bits[s] / per_chars[s], 4) for s in per_bits}
+    chars = sum(per_chars.values())
+    result["overall"] = round(float(np.sum(bits)) / chars, 4) if chars else float("nan")
+    return result
+
+
+def streams(messages: list[Message], newline: int, rows: int, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(inputs, targets) of shape (rows, n): the messages joined by newlines, cut into parallel streams."""
+    flat = np.fromiter((s for m in messages for s in [*m.symbols, newline]), dtype=np.int64)
+    rows = max(1, min(rows, len(flat) // (seq_len + 1)))
+    n = (len(flat) - 1) // rows
+    idx = np.arange(rows)[:, None] * n + np.arange(n + 1)[None, :]
+    data = torch.from_numpy(flat[idx])
+    return data[:, :-1], data[:, 1:]
+
+
+class Interrupted(Exception):
+    """Ctrl-C during adaptation: the profile was left as it was."""
+
+
+def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document], store: ProfileStore, profile: str,
+                    base_hash: str, config: CorpusAdaptConfig, device: torch.device, resume: bool = False,
+                    dry_run: bool = False, progress: bool = True, log=print) -> dict:
+    """Run the whole procedure; returns the report (also stored in the profile)."""
+    model = model.to(device)
+    newline = alphabet.index("\n")
+    messages, dropped = split_messages(documents, alphabet, config.max_unknown)
+    if not messages:
+        raise ValueError("the corpus has no usable text (empty, or mostly outside the alphabet)")
+    before_all = message_bits(model, messages, device)
+    improbable = [b / max(1, len(m.text)) > config.max_bits for b, m in zip(before_all, messages, strict=True)]
+    dropped["improbable"] = int(sum(improbable))
+    kept = [(m, b) for m, b, bad in zip(messages, before_all, improbable, strict=True) if not bad]
+    held = [(m, b) for m, b in kept if document_hash(m.source + "\n" + m.text) < config.held_out]
+    train = [m for m, b in kept if document_hash(m.source + "\n" + m.text) >= config.held_out]
+    if not held and len(train) > 1:
+        held, train = [(train[-1], None)], train[:-1]
+    held_msgs = [m for m, _ in held]
+    before = bits_per_char(message_bits(model, held_msgs, device), held_msgs) if held_msgs else {}
+    report = {
+        "messages": len(messages), "dropped": dropped, "train_messages": len(train), "held_out_messages": len(held_msgs),
+        "train_chars": sum(len(m.text) + 1 for m in train), "held_out_bpc_before": before, "config": asdict(config),
+    }
+    if dry_run or not train:
+        if not train:
+            log("nothing left to adapt on after filtering")
+        return report
+
+    inputs, targets = streams(train, newline, config.batch_size, config.seq_len)
+    params = [p for n, p in model.named_parameters() if n not in ("h0", "c0")]
+    names = [n for n, _ in model.named_parameters() if n not in ("h0", "c0")]
+    start = [p.detach().clone() for p in params]
+    optimizer = torch.optim.Adam(params, lr=config.lr)
+    best_bpc, best_weights, bad_epochs, first_epoch = before.get("overall", math.inf), start, 0, 0
+    resume_dir = store.folder / f".{profile}.adapt-resume"
+    if resume and (resume_dir / "state.json").is_file():
+        saved = json.loads((resume_dir / "state.json").read_text())
+        tensors = load_tensors(resume_dir / "weights.safetensors")
+        with torch.no_grad():
+            for n, p in zip(names, params, strict=True):
+                p.copy_(tensors[f"now.{n}"])
+        best_weights = [tensors[f"best.{n}"].to(device) for n in names]
+        best_bpc, bad_epochs, first_epoch = saved["best_bpc"], saved["bad_epochs"], saved["epoch"]
+        log(f"resuming at epoch {first_epoch + 1}")
+    steps_per_epoch = math.ceil(inputs.shape[1] / config.seq_len)
+    bar = tqdm(total=config.epochs * steps_per_epoch, initial=first_epoch * steps_per_epoch, disable=not progress,
+               unit="step", dynamic_ncols=True)
+    history, t0, chars_done = [], time.perf_counter(), 0
+    try:
+        for epoch in range(first_epoch, config.epochs):
+            model.train()
+            state = model.initial_state(inputs.shape[0])
+            state = (state[0].detach(), state[1].detach())
+            for t in range(0, inputs.shape[1], config.seq_len):
+                x = inputs[:, t : t + config.seq_len].to(device)
+                y = targets[:, t : t + config.seq_len].to(device)
+                logp, state = model(x, state)
+                loss = F.nll_loss(logp.reshape(-1, logp.shape[-1]), y.reshape(-1))
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, config.clip)
+                optimizer.step()
+                with torch.no_grad():
+                    for p, s in zip(params, start, strict=True):
+                        p.add_((s - p) * config.lam)
+                state = (state[0].detach(), state[1].detach())
+                chars_done += x.numel()
+                bar.set_postfix(bpc=f"{loss.item() / LN2:.3f}", chars_s=f"{chars_done / (time.perf_counter() - t0):,.0f}")
+                bar.update(1)
+            bits = message_bits(model, held_msgs, device)
+            now = bits_per_char(bits, held_msgs)["overall"]
+            history.append({"epoch": epoch + 1, "held_out_bpc": now})
+            bar.write(f"epoch {epoch + 1}: held-out {now:.4f} bits/char (before adapting {before['overall']:.4f})",
+                      file=sys.stderr)
+            if not math.isfinite(now):
+                bar.write("held-out loss is not finite: keeping the best weights so far", file=sys.stderr)
+                break
+            if now < best_bpc - 1e-4:
+                best_bpc, best_weights, bad_epochs = now, [p.detach().clone() for p in params], 0
+            else:
+                bad_epochs += 1
+            _save_resume(resume_dir, names, params, best_weights, epoch + 1, best_bpc, bad_epochs)
+            if bad_epochs > config.patience:
+                break
+    except KeyboardInterrupt:
+        bar.close()
+        raise Interrupted(f"interrupted: profile {profile!r} unchanged; `--resume` continues from the last epoch") from None
+    bar.close()
+    elapsed = time.perf_counter() - t0
+    with torch.no_grad():
+        for p, w in zip(params, best_weights, strict=True):
+            p.copy_(w)
+    after = bits_per_char(message_bits(model, held_msgs, device), held_msgs)
+    report.update({"held_out_bpc_after": after, "history": history, "adapt_seconds": round(elapsed, 1),
+                   "chars_per_second": round(chars_done / elapsed) if elapsed else None,
+                   "sources": sorted({m.source.split("#")[0] for m in train})})
+    adapted = {n: p.detach().cpu() for n, p in zip(names, params, strict=True)}
+    info = store.read_info(store.path(profile)) or {}
+    store.save(profile, adapted, base_hash, {
+        "characters_adapted": int(info.get("characters_adapted", 0)) + report["train_chars"],
+        "corpus_adaptation": report,
+    })
+    for f in resume_dir.glob("*"):
+        f.unlink()
+    if resume_dir.exists():
+        resume_dir.rmdir()
+    return report
+
+
+def _save_resume(folder: Path, names, params, best, epoch: int, best_bpc: float, bad_epochs: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tensors = {f"now.{n}": p for n, p in zip(names, params, strict=True)}
+    tensors.update({f"best.{n}": b for n, b in zip(names, best, strict=True)})
+    save_tensors(folder / "weights.safetensors", tensors)
+    atomic_write_bytes(folder / "state.json",
+                       json.dumps({"epoch": epoch, "best_bpc": best_bpc, "bad_epochs": bad_epochs}).encode())

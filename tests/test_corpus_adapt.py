@@ -1,0 +1,120 @@
+import json
+import mailbox
+from email.message import EmailMessage
+
+import pytest
+import torch
+
+from dasher_rnn.adapt import corpus_adapt
+from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
+from dasher_rnn.adapt.profiles import ProfileStore
+from dasher_rnn.adapt.user_corpus import read_user_corpus, strip_email_text
+from dasher_rnn.cli import main
+from dasher_rnn.lm.model_io import WEIGHTS_FILE, load_model
+
+from .conftest import make_sentences
+
+USER_LINES = [f"Zofia and Kazik bring {food} on {day}." for food in ("kefir", "pierogi", "bigos", "rye bread")
+              for day in ("Monday", "Thursday", "Sunday")] * 6
+
+
+def test_email_bodies_drop_quotes_replies_and_signatures(tmp_path):
+    body = "Lunch at noon works for me.\nSee you there!\n\n> When shall we meet?\n> Bob\n-- \nAlice\nCEO"
+    assert strip_email_text(body) == "Lunch at noon works for me.\nSee you there!"
+    assert strip_email_text("Yes.\nOn Mon, 3 Jun 2024, Bob <b@x.org> wrote:\n> Ok?") == "Yes."
+    msg = EmailMessage()
+    msg["Subject"] = "hi"
+    msg.set_content("Thanks for the flowers.\n\n-----Original Message-----\nFrom: Bob")
+    (tmp_path / "one.eml").write_bytes(bytes(msg))
+    box = mailbox.mbox(str(tmp_path / "mail.mbox"))
+    for text in ("First note from me.", "Second note from me."):
+        m = EmailMessage()
+        m.set_content(text)
+        box.add(m)
+    box.flush()
+    (tmp_path / "copy.txt").write_text("Thanks for the flowers.")  # a duplicate of the email body
+    (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\x00\x00JFIF")
+    (tmp_path / "latin.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    docs, report = read_user_corpus([tmp_path, tmp_path / "missing"])
+    texts = sorted(d.text for d in docs)
+    assert texts == ["First note from me.", "Second note from me.", "Thanks for the flowers.", "caf\ufffd au lait"]
+    assert report.duplicates == 1 and report.skipped_binary == [str(tmp_path / "photo.jpg")]
+    assert report.replaced_bytes == {str(tmp_path / "latin.txt"): 1}
+    assert str(tmp_path / "missing") in report.unreadable
+
+
+def adapt(tiny_model_dir, tmp_path, lines, **kwargs):
+    model, alphabet, config = load_model(tiny_model_dir)
+    corpus = tmp_path / "mine.txt"
+    corpus.write_text("\n".join(lines))
+    docs, _ = read_user_corpus([corpus])
+    store = ProfileStore(tmp_path / "profiles")
+    cfg = CorpusAdaptConfig(epochs=kwargs.pop("epochs", 4), batch_size=8, seq_len=32, lr=1e-2, held_out=0.2, patience=2,
+                            max_bits=9.0)  # the tiny test model finds plain English harder than the shipped one
+    report = adapt_to_corpus(model, alphabet, docs, store, "me", config["files"][WEIGHTS_FILE], cfg,
+                             torch.device("cpu"), progress=False, log=lambda *_: None, **kwargs)
+    return report, store
+
+
+def test_adapting_improves_held_out_text_from_the_same_source(tiny_model_dir, tmp_path):
+    report, store = adapt(tiny_model_dir, tmp_path, USER_LINES + make_sentences(20, seed=9))
+    assert report["held_out_bpc_after"]["overall"] < 0.85 * report["held_out_bpc_before"]["overall"]
+    info = store.read_info(store.path("me"))
+    assert info["corpus_adaptation"]["held_out_bpc_after"] == report["held_out_bpc_after"]
+    assert info["characters_adapted"] == report["train_chars"]
+
+
+def test_improbable_and_foreign_messages_are_dropped(tiny_model_dir, tmp_path):
+    lines = USER_LINES[:20] + ["\u4e2d\u6587\u4e2d\u6587\u4e2d\u6587 ok", "}{|~^`}{|~^`}{|~^`}{|~^`"]
+    report, _ = adapt(tiny_model_dir, tmp_path, lines, dry_run=True)
+    assert report["dropped"] == {"mostly_outside_alphabet": 1, "improbable": 1}
+
+
+def test_an_interrupted_run_leaves_the_profile_and_resume_finishes(tiny_model_dir, tmp_path, monkeypatch):
+    adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=1)
+    store = ProfileStore(tmp_path / "profiles")
+    before = (store.path("me") / "profile.json").read_bytes()
+    calls = {"n": 0}
+    real = corpus_adapt.message_bits
+
+    def interrupt_in_epoch_two(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:  # before, held-out before, epoch 1: the 4th call is after epoch 2's training
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(corpus_adapt, "message_bits", interrupt_in_epoch_two)
+    with pytest.raises(Interrupted, match="unchanged"):
+        adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=4)
+    assert (store.path("me") / "profile.json").read_bytes() == before
+    monkeypatch.setattr(corpus_adapt, "message_bits", real)
+    report, _ = adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=4, resume=True)
+    assert report["history"][0]["epoch"] == 2  # continued after the epoch that completed
+    assert (store.path("me") / "profile.json").read_bytes() != before
+
+
+def test_dry_run_changes_nothing(tiny_model_dir, tmp_path):
+    report, store = adapt(tiny_model_dir, tmp_path, USER_LINES, dry_run=True)
+    assert "held_out_bpc_before" in report and "held_out_bpc_after" not in report
+    assert store.list() == []
+
+
+def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, capsys):
+    common = ["--profile", "me", "--model-dir", str(tiny_model_dir), "--profiles-dir", str(tmp_path / "p"),
+              "--no-progress"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    assert main(["adapt", str(empty), *common]) == 2
+    assert "corpus is empty" in capsys.readouterr().err
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x00\x01\x02")
+    assert main(["adapt", str(binary), *common]) == 2
+    err = capsys.readouterr().err
+    assert "blob.bin: binary file skipped" in err and "corpus is empty" in err
+    assert main(["adapt", str(tmp_path / "nowhere"), *common]) == 2
+    assert "nowhere: no such file or folder" in capsys.readouterr().err
+    good = tmp_path / "good.txt"
+    good.write_text("\n".join(USER_LINES))
+    assert main(["adapt", str(good), *common, "--epochs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "held-out" in out and json.loads(out[: out.rindex("}") + 1])["train_messages"] > 0
