@@ -11,6 +11,7 @@ over messages that have that many.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ class Score:
     messages: int = 0
     start_bits: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in START_LENGTHS})
     char_bits: list[float] = field(default_factory=list, repr=False)  # every character, in order
+    skipped_chars: Counter[str] = field(default_factory=Counter)
 
     @property
     def bits_per_char(self) -> float:
@@ -43,6 +45,7 @@ class Score:
         self.skipped += other.skipped
         self.messages += other.messages
         self.char_bits.extend(other.char_bits)
+        self.skipped_chars.update(other.skipped_chars)
         for k in START_LENGTHS:
             self.start_bits[k].extend(other.start_bits[k])
 
@@ -53,6 +56,7 @@ class Score:
             "chars": self.chars,
             "skipped": self.skipped,
             "messages": self.messages,
+            "skipped_characters": dict(self.skipped_chars.most_common(10)),
             "start_bits": {
                 str(k): round(float(np.mean(v)), 3) if v else None for k, v in self.start_bits.items()
             },
@@ -97,6 +101,7 @@ def score_messages(model: LanguageModel, lines: list[str], name: str = "", adapt
         symbol_bits_iter = iter(_message_bits(model, committed, floor))
         per_char = [next(symbol_bits_iter) if ok else 0.0 for ok in known]
         score.skipped += len(line) - len(committed)
+        score.skipped_chars.update(ch for ch, ok in zip(line, known, strict=True) if not ok)
         if adaptive:
             for symbol in committed:
                 model.learn(symbol)
@@ -134,4 +139,7 @@ def format_report(report: dict) -> str:
     for name, r in [*report["files"].items(), ("overall", report["overall"])]:
         starts = "/".join("-" if v is None else f"{v:.2f}" for v in r["start_bits"].values())
         rows.append(f"{name:<24}{r['bits_per_char']:>10.3f}{r['chars']:>8}{r['skipped']:>8}   {starts}")
+    if report["overall"]["skipped_characters"]:
+        skipped = ", ".join(f"{ch!r} x{n}" for ch, n in report["overall"]["skipped_characters"].items())
+        rows.append(f"characters outside the alphabet (skipped): {skipped}")
     return "\n".join(rows)

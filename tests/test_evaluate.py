@@ -50,6 +50,7 @@ def test_protocol_resets_per_message_skips_unknown_and_learns_only_when_adaptive
     score = score_messages(model, ["ab", "", "a?b"], floor=0, adaptive=False)
     assert model.resets == 2 and model.learned == []
     assert score.chars == 5 and score.skipped == 1 and score.messages == 2
+    assert score.skipped_chars == {"?": 1}
     assert score.bits == pytest.approx(4 * math.log2(3))
     assert score.start_bits[1] == [pytest.approx(math.log2(3))] * 2
     assert score.start_bits[5] == []
