@@ -164,6 +164,21 @@ def test_weight_swap_applies_to_new_nodes_only(tiny_model_dir, reference):
             svc.set_weights(shifted)
 
 
+def test_fused_lstm_step_equals_the_model_step():
+    from dasher_rnn.lm.rnn import CharRNN, RNNConfig
+    from dasher_rnn.predictor.backends import FusedLSTMStep
+
+    torch.manual_seed(0)
+    model = CharRNN(RNNConfig(vocab_size=20, embed_size=6, hidden_size=16, layers=2)).eval()
+    symbols = torch.randint(0, 20, (5,))
+    h, c = torch.randn(2, 5, 16), torch.randn(2, 5, 16)
+    with torch.no_grad():
+        ref, (h_ref, c_ref) = model.step(symbols, (h, c))
+        out, h_out, c_out = FusedLSTMStep(model)(symbols, h, c)
+    for a, b in ((ref, out), (h_ref, h_out), (c_ref, c_out)):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
 def test_onnx_backend_does_not_import_torch(tiny_model_dir):
     code = (
         "import sys\n"
