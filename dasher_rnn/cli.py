@@ -107,6 +107,8 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eta", type=float, default=None, help="RNN adaptive: step size (default: the rule's tuned default)")
     p.add_argument("--lam", type=float, default=0.0, help="RNN adaptive: decay toward the base weights")
     p.add_argument("--segment", type=int, default=20, help="RNN adaptive: characters per update")
+    p.add_argument("--profile", default=None, help="RNN: start from this user profile's adapted weights")
+    p.add_argument("--profiles-dir", default=None)
     p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_cmd_eval)
@@ -127,6 +129,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     model, description = build_language_model(
         args.model, model_dir=args.model_dir, train=args.train, alphabet=args.alphabet,
         replace_errors=args.replace_errors, zero_state=args.zero_state, adapt=adapt,
+        profile=args.profile, profiles_dir=args.profiles_dir,
     )
     report = evaluate_files(model, args.files, adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors)
     report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor}
@@ -215,14 +218,12 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     model, alphabet, config = load_model(args.model_dir)
     base_hash = config["files"][WEIGHTS_FILE]
     store = ProfileStore(args.profiles_dir)
-    names = {n: tuple(p.shape) for n, p in model.named_parameters() if n not in ("h0", "c0")}
     try:
-        existing = store.load(args.profile, base_hash, names)
+        existing = store.load_into(args.profile, model, base_hash)
     except ProfileError as exc:
         raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
     if existing is not None:
-        model.load_state_dict({**model.state_dict(), **existing.weights})
-        print(f"continuing profile {args.profile!r} ({existing.info.get('characters_adapted', 0):,} characters adapted)")
+        print(f"continuing profile {args.profile!r} ({existing.get('characters_adapted', 0):,} characters adapted)")
     cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
     try:
         report = adapt_to_corpus(model, alphabet, documents, store, args.profile, base_hash, cfg,

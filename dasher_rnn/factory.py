@@ -25,25 +25,37 @@ def build_ppm(train: list[str], alphabet: str | None = None, replace_errors: boo
 
 
 def build_language_model(name: str, *, model_dir: str | Path | None = None, train: list[str] | None = None,
-                         alphabet: str | None = None, replace_errors: bool = False,
-                         zero_state: bool = False, adapt: AdaptConfig | None = None) -> tuple[LanguageModel, str]:
-    """(model, one-line description) for ``rnn`` (adaptive when ``adapt`` is given) or ``ppm``."""
+                         alphabet: str | None = None, replace_errors: bool = False, zero_state: bool = False,
+                         adapt: AdaptConfig | None = None, profile: str | None = None,
+                         profiles_dir: str | None = None) -> tuple[LanguageModel, str]:
+    """(model, one-line description) for ``ppm`` or ``rnn`` (from a profile's weights when given,
+    learning what is committed when ``adapt`` is given)."""
     if name == "ppm":
         model, files = build_ppm(train or [], alphabet, replace_errors)
         trained = ", ".join(f.name for f in files) or "nothing"
         return model, f"PPM order {model.max_order} ({model.alphabet.name}), trained on {trained}"
-    if name == "rnn":
-        from dasher_rnn.lm.rnn_lm import RNNLanguageModel
+    if name != "rnn":
+        raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODEL_NAMES)})")
+    from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
+    from dasher_rnn.adapt.profiles import ProfileStore
+    from dasher_rnn.lm.model_io import WEIGHTS_FILE, load_model, load_msg
+    from dasher_rnn.lm.rnn_lm import RNNLanguageModel
+    from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
-        if adapt is not None:
-            from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
-
-            model = AdaptiveRNNLanguageModel.from_dir(model_dir, zero_state=zero_state, config=adapt)
-        else:
-            model = RNNLanguageModel.from_dir(model_dir, zero_state=zero_state)
-        if alphabet and alphabet != model.alphabet.name:
-            raise ValueError(f"the RNN model predicts alphabet {model.alphabet.name!r}, not {alphabet!r}")
-        state = "zero" if zero_state else "learned"
-        learning = f", dynamic evaluation {adapt.rule} eta {adapt.eta} lam {adapt.lam} n {adapt.segment}" if adapt else ""
-        return model, f"RNN {model.describe()} from {model_dir}, {state} initial state{learning}"
-    raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODEL_NAMES)})")
+    model_dir = Path(model_dir or DEFAULT_MODEL_DIR)
+    net, model_alphabet, config = load_model(model_dir)
+    if alphabet and alphabet != model_alphabet.name:
+        raise ValueError(f"the RNN model predicts alphabet {model_alphabet.name!r}, not {alphabet!r}")
+    origin = ""
+    if profile is not None:
+        if ProfileStore(profiles_dir).load_into(profile, net, config["files"][WEIGHTS_FILE]) is None:
+            raise ValueError(f"no profile named {profile!r}")
+        origin = f", profile {profile!r}"
+    if adapt is not None:
+        msg = load_msg(model_dir, net) if adapt.rule != "sgd" else None
+        model: RNNLanguageModel = AdaptiveRNNLanguageModel(net, model_alphabet, adapt, msg, zero_state)
+        learning = f", dynamic evaluation {adapt.rule} eta {adapt.eta} lam {adapt.lam} n {adapt.segment}"
+    else:
+        model, learning = RNNLanguageModel(net, model_alphabet, zero_state), ""
+    state = "zero" if zero_state else "learned"
+    return model, f"RNN {model.describe()} from {model_dir}{origin}, {state} initial state{learning}"

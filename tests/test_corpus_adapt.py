@@ -118,3 +118,11 @@ def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, ca
     assert main(["adapt", str(good), *common, "--epochs", "1"]) == 0
     out = capsys.readouterr().out
     assert "held-out" in out and json.loads(out[: out.rindex("}") + 1])["train_messages"] > 0
+    scores = []
+    for extra in ([], ["--profile", "me", "--profiles-dir", str(tmp_path / "p")]):
+        assert main(["eval", "--model-dir", str(tiny_model_dir), str(good), "--json", *extra]) == 0
+        scores.append(json.loads(capsys.readouterr().out)["overall"]["bits_per_char"])
+    assert scores[1] < scores[0]
+    assert main(["eval", "--model-dir", str(tiny_model_dir), str(good), "--profile", "nobody",
+                 "--profiles-dir", str(tmp_path / "p")]) == 2
+    assert "no profile named 'nobody'" in capsys.readouterr().err

@@ -125,6 +125,17 @@ class ProfileStore:
                 raise ProfileError(f"{weights_file}: tensor {key} {tuple(tensor.shape)} does not fit the model")
         return LoadedProfile(weights, info)
 
+    def load_into(self, name: str, model, base_model_hash: str) -> dict | None:
+        """Copy a profile's adapted weights into ``model``; returns its info, or None if there is no profile."""
+        params = {n: p for n, p in model.named_parameters() if n not in ("h0", "c0")}
+        loaded = self.load(name, base_model_hash, {n: tuple(p.shape) for n, p in params.items()})
+        if loaded is None:
+            return None
+        with torch.no_grad():
+            for n, tensor in loaded.weights.items():
+                params[n].copy_(tensor)
+        return loaded.info
+
     def set_aside(self, name: str) -> Path:
         """Move a broken profile out of the way (kept for inspection) so the base model can be used."""
         folder = self.path(name)

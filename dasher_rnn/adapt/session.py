@@ -150,22 +150,17 @@ class WritingSession:
         })
 
     def _load_profile(self) -> None:
-        shapes = {n: tuple(p.shape) for n, p in zip(self.evaluator.names, self.evaluator.params, strict=True)}
         try:
-            loaded = self.store.load(self.profile, self.base_hash, shapes)
+            info = self.store.load_into(self.profile, self.evaluator.model, self.base_hash)
         except ProfileError as exc:
             moved = self.store.set_aside(self.profile)
             self.notice = f"profile {self.profile!r} could not be used ({exc}); moved to {moved}; using the base model"
             log.warning(self.notice)
             return
-        if loaded is None:
+        if info is None:
             return
-        with torch.no_grad():
-            for n, p in zip(self.evaluator.names, self.evaluator.params, strict=True):
-                if n in loaded.weights:
-                    p.copy_(loaded.weights[n])
-        self.evaluator.scale = float(loaded.info.get("step_scale", 1.0))
-        self.characters_adapted = int(loaded.info.get("characters_adapted", 0))
+        self.evaluator.scale = float(info.get("step_scale", 1.0))
+        self.characters_adapted = int(info.get("characters_adapted", 0))
         # deletions cannot reach back into earlier sessions: the loaded weights are the oldest checkpoint
         self.evaluator.ring.clear()
 
