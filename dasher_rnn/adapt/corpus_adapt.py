@@ -41,7 +41,7 @@ class CorpusAdaptConfig:
     epochs: int = 6
     lr: float = 1e-3
     lam: float = 1e-3  # decay toward the starting weights, per step
-    batch_size: int = 64
+    batch_size: int = 128  # parallel streams: big enough batches keep both CPU cores busy
     seq_len: int = 64
     clip: float = 1.0
     held_out: float = 0.1
