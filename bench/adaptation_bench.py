@@ -83,7 +83,7 @@ def timings(model, alphabet, msg, config: AdaptConfig, lines: list[str]) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
-    parser.add_argument("--rule", default="rms")
+    parser.add_argument("--rule", default="sgd")
     parser.add_argument("--eta", type=float, default=None)
     parser.add_argument("--lam", type=float, default=0.0)
     parser.add_argument("--segment", type=int, default=20)

@@ -103,7 +103,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     mode.add_argument("--adaptive", dest="adaptive", action="store_true", default=None, help="learn each message after scoring")
     mode.add_argument("--static", dest="adaptive", action="store_false", help="never learn")
     p.add_argument("--zero-state", action="store_true", help="RNN: start messages from a zero state, not the learned one")
-    p.add_argument("--rule", default="rms", choices=["sgd", "rms", "rms-rms"], help="RNN adaptive: dynamic-evaluation rule")
+    p.add_argument("--rule", default="sgd", choices=["sgd", "rms", "rms-rms"], help="RNN adaptive: dynamic-evaluation rule")
     p.add_argument("--eta", type=float, default=None, help="RNN adaptive: step size (default: the rule's tuned default)")
     p.add_argument("--lam", type=float, default=0.0, help="RNN adaptive: decay toward the base weights")
     p.add_argument("--segment", type=int, default=20, help="RNN adaptive: characters per update")

@@ -29,18 +29,18 @@ import torch.nn.functional as F
 from dasher_rnn.lm.rnn import LN2, CharRNN, State
 
 RULES = ("sgd", "rms", "rms-rms")
-DEFAULT_ETA = {"sgd": 0.1, "rms": 3e-4, "rms-rms": 3e-4}
+DEFAULT_ETA = {"sgd": 0.03, "rms": 1e-4, "rms-rms": 3e-4}
 
 
 def default_eta(rule: str) -> float:
-    """Step size per rule (Krause et al. for RMS at character level, Petrov for SGD) until tuned here."""
+    """Step size per rule, tuned on eval/aac_imagined_dev and adapt/sms_user_history (docs/BENCHMARKS.md)."""
     return DEFAULT_ETA[rule]
 
 
 @dataclass
 class AdaptConfig:
-    rule: str = "rms"
-    eta: float = 3e-4
+    rule: str = "sgd"
+    eta: float = 0.03
     lam: float = 0.0
     segment: int = 20
     eps: float = 1e-3
