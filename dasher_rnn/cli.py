@@ -179,7 +179,7 @@ def _add_adapt(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profiles-dir", default=None)
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--lam", type=float, default=1e-3, help="decay toward the starting weights per step")
+    p.add_argument("--lam", type=float, default=0.02, help="decay toward the starting weights per step")
     p.add_argument("--max-bits", type=float, default=6.0, help="drop messages above this many bits/char")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run")
     p.add_argument("--dry-run", action="store_true", help="read, filter and score only; change nothing")
