@@ -8,7 +8,6 @@ use them and distributions already shown never change. Profiles load at start an
 
 from __future__ import annotations
 
-import copy
 import logging
 import queue
 import threading
@@ -163,9 +162,3 @@ class WritingSession:
         self.characters_adapted = int(info.get("characters_adapted", 0))
         # deletions cannot reach back into earlier sessions: the loaded weights are the oldest checkpoint
         self.evaluator.ring.clear()
-
-    def model_copy(self):
-        """The adapted network (a copy), e.g. to score text with it."""
-        return copy.deepcopy(self.evaluator.model)
-
-

@@ -39,14 +39,6 @@ class Node:
     released: bool = False
     pinned: bool = False
 
-    def path(self) -> list[int]:
-        """Symbols from the root to this node."""
-        out, node = [], self
-        while node.parent is not None:
-            out.append(node.symbol)
-            node = node.parent
-        return out[::-1]
-
 
 class ContextTree:
     def __init__(self, backend: Backend, alphabet: Alphabet, budget: int = 3000):
