@@ -85,8 +85,8 @@ class DynamicEvaluator:
     def __init__(self, model: CharRNN, config: AdaptConfig, newline: int,
                  msg: dict[str, torch.Tensor] | None = None):
         self.model, self.config, self.newline = model, config, newline
-        self.names = [n for n, _ in model.named_parameters() if n not in ("h0", "c0")]
-        self.params = [dict(model.named_parameters())[n] for n in self.names]
+        network = model.network_parameters()
+        self.names, self.params = list(network), list(network.values())
         self.base_model = copy.deepcopy(model).eval()
         self.base = [p.detach().clone() for p in self.params]
         self.inv_rms: list[torch.Tensor] | None = None

@@ -127,7 +127,7 @@ class ProfileStore:
 
     def load_into(self, name: str, model, base_model_hash: str) -> dict | None:
         """Copy a profile's adapted weights into ``model``; returns its info, or None if there is no profile."""
-        params = {n: p for n, p in model.named_parameters() if n not in ("h0", "c0")}
+        params = model.network_parameters()
         loaded = self.load(name, base_model_hash, {n: tuple(p.shape) for n, p in params.items()})
         if loaded is None:
             return None

@@ -18,7 +18,7 @@ def mean_squared_gradients(model: CharRNN, corpus: Corpus, batches: int = 200, b
     """(MS_g per parameter, settings). The state is carried across batches, as in training."""
     device = model.h0.device
     stream = BatchStream(corpus, batch_size, seq_len, seed=seed)
-    params = {n: p for n, p in model.named_parameters() if n not in ("h0", "c0")}
+    params = model.network_parameters()
     sums = {n: torch.zeros_like(p) for n, p in params.items()}
     state = model.initial_state(batch_size, learned=False)
     model.eval()

@@ -97,10 +97,18 @@ class CharRNN(nn.Module):
             state = (torch.stack(hs), torch.stack(cs))
         return torch.log_softmax(self.head(out), dim=-1), state
 
+    def network_parameters(self) -> dict[str, nn.Parameter]:
+        """The weights training and adaptation change: everything but the learned initial state."""
+        return {n: p for n, p in self.named_parameters() if n not in ("h0", "c0")}
+
+    def state_log_probs(self, state: State) -> torch.Tensor:
+        """Next-symbol log-probs (B, V) from a state alone (the top layer's h)."""
+        return torch.log_softmax(self.head(state[0][-1]), dim=-1)
+
     def score(self, symbols: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         """Log-probs (B, T, V) of the distribution *before* each of ``symbols`` (B, T) entered from
         ``state``: the first comes from the state alone. Also returns the state after the last symbol."""
-        first = torch.log_softmax(self.head(state[0][-1]), dim=-1)
+        first = self.state_log_probs(state)
         out, new_state = self.forward(symbols, state)
         return torch.cat([first.unsqueeze(1), out[:, :-1]], dim=1), new_state
 

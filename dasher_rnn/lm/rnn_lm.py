@@ -40,7 +40,7 @@ class RNNLanguageModel:
     @torch.no_grad()
     def reset(self) -> None:
         self._state = self.model.initial_state(1, learned=not self.zero_state)
-        self._logp = torch.log_softmax(self.model.head(self._state[0][-1]), dim=-1)[0]
+        self._logp = self.model.state_log_probs(self._state)[0]
 
     def cut(self) -> None:
         self.reset()
@@ -57,7 +57,7 @@ class RNNLanguageModel:
         if not symbols:
             return np.zeros((0, len(self.alphabet)))
         logp, self._state = self.model.score(torch.tensor([symbols]), self._state)
-        self._logp = torch.log_softmax(self.model.head(self._state[0][-1]), dim=-1)[0]
+        self._logp = self.model.state_log_probs(self._state)[0]
         probs = logp[0].double().exp()
         return (probs / probs.sum(dim=-1, keepdim=True)).numpy()
 

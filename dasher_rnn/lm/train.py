@@ -108,7 +108,7 @@ class Trainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.stream = BatchStream(corpus, tc.batch_size, tc.seq_len, tc.seed, tc.span_batches)
         # the learned initial state is trained separately (init_state.py), never here
-        params = [p for n, p in model.named_parameters() if n not in ("h0", "c0")]
+        params = list(model.network_parameters().values())
         decay = [p for p in params if p.dim() >= 2]
         no_decay = [p for p in params if p.dim() < 2]
         self.optimizer = torch.optim.AdamW(

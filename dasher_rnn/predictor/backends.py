@@ -102,7 +102,7 @@ class TorchBackend:
         torch = self.torch
         with torch.no_grad():
             h, c = self.model.initial_state(1)
-            logp = torch.log_softmax(self.model.head(h[-1]), dim=-1)
+            logp = self.model.state_log_probs((h, c))
         return logp[0].detach().float().cpu().numpy(), h[:, 0].detach().cpu().numpy(), c[:, 0].detach().cpu().numpy()
 
     def step(self, symbols, h, c):
