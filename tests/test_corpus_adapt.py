@@ -79,7 +79,7 @@ def test_an_interrupted_run_leaves_the_profile_and_resume_finishes(tiny_model_di
 
     def interrupt_in_epoch_two(*args, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 4:  # before, held-out before, epoch 1: the 4th call is after epoch 2's training
+        if calls["n"] == 3:  # scoring before, after epoch 1: the 3rd call comes after epoch 2's training
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 

@@ -138,12 +138,14 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
     improbable = [b / max(1, len(m.text)) > config.max_bits for b, m in zip(before_all, messages, strict=True)]
     dropped["improbable"] = int(sum(improbable))
     kept = [(m, b) for m, b, bad in zip(messages, before_all, improbable, strict=True) if not bad]
-    held = [(m, b) for m, b in kept if document_hash(m.source + "\n" + m.text) < config.held_out]
-    train = [m for m, b in kept if document_hash(m.source + "\n" + m.text) >= config.held_out]
-    if not held and len(train) > 1:
-        held, train = [(train[-1], None)], train[:-1]
+    is_held = [document_hash(m.source + "\n" + m.text) < config.held_out for m, _ in kept]
+    if not any(is_held) and len(kept) > 1:
+        is_held[-1] = True
+    held = [(m, b) for (m, b), h in zip(kept, is_held, strict=True) if h]
+    train = [m for (m, _), h in zip(kept, is_held, strict=True) if not h]
     held_msgs = [m for m, _ in held]
-    before = bits_per_char(message_bits(model, held_msgs, device), held_msgs) if held_msgs else {}
+    # the starting weights already scored every message above: no second pass for the "before" figure
+    before = bits_per_char(np.array([b for _, b in held]), held_msgs) if held_msgs else {}
     report = {
         "messages": len(messages), "dropped": dropped, "train_messages": len(train), "held_out_messages": len(held_msgs),
         "train_chars": sum(len(m.text) + 1 for m in train), "held_out_bpc_before": before, "config": asdict(config),
@@ -154,8 +156,8 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
         return report
 
     inputs, targets = streams(train, newline, config.batch_size, config.seq_len)
-    params = [p for n, p in model.named_parameters() if n not in ("h0", "c0")]
-    names = [n for n, _ in model.named_parameters() if n not in ("h0", "c0")]
+    network = model.network_parameters()
+    names, params = list(network), list(network.values())
     start = [p.detach().clone() for p in params]
     optimizer = torch.optim.Adam(params, lr=config.lr)
     best_bpc, best_weights, bad_epochs, first_epoch = before.get("overall", math.inf), start, 0, 0
