@@ -186,12 +186,13 @@ class PPMModel:
             children[symbol] = 1
         self._learn = _Context((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
 
-    def distribution(self, norm: int) -> np.ndarray:
-        """Dasher's CPPMLanguageModel::GetProbs with no uniform part: integers summing to ``norm``."""
+    def distribution(self, norm: int, ctx: _Context | None = None) -> np.ndarray:
+        """Dasher's CPPMLanguageModel::GetProbs with no uniform part: integers summing to ``norm``
+        (in the prediction context, or in ``ctx``)."""
         n = len(self.alphabet)
         probs = np.zeros(n, np.int64)
         to_spend = norm
-        ctx = self._predict
+        ctx = self._predict if ctx is None else ctx
         for order in range(ctx.order, -1, -1):
             syms, counts = self._children_arrays(ctx.suffix_key(order))
             keep = counts > 0
@@ -210,8 +211,22 @@ class PPMModel:
         return probs
 
     def dasher_distribution(self, floor: float = DASHER_FLOOR) -> np.ndarray:
+        return self.dasher_distribution_at(self._predict, floor)
+
+    # -- contexts as values (the zoom model holds one per box) ------------------------
+    def context_after(self, text: str) -> _Context:
+        """The prediction context at a message start (the default context) followed by ``text``."""
+        ctx = _Context()
+        for ch in self.default_context + text:
+            ctx = self._entered(ctx, self.alphabet.index(ch)) if ch in self.alphabet else _Context()
+        return ctx
+
+    def entered(self, ctx: _Context, symbol: int) -> _Context:
+        return self._entered(ctx, symbol)
+
+    def dasher_distribution_at(self, ctx: _Context, floor: float = DASHER_FLOOR) -> np.ndarray:
         add = uniform_add(len(self.alphabet), floor)
-        return self.distribution(DASHER_TOTAL - add * len(self.alphabet)) + add
+        return self.distribution(DASHER_TOTAL - add * len(self.alphabet), ctx) + add
 
     def probs(self) -> np.ndarray:
         return self.distribution(PROBS_RESOLUTION) / PROBS_RESOLUTION

@@ -1,0 +1,107 @@
+"""What every gaze source shares: clamping, smoothing, the newest sample, staleness and bad-data counting.
+
+Subclasses (the UDP bridge, the Tobii adapter) receive samples on their own thread and call ``_push``
+(a point), ``_lost`` (the tracker lost the eyes) or ``_reject`` (bad data). The UI thread polls
+``latest()``, which returns None when the newest sample is older than ``stale_after``: the app pauses
+when the gaze leaves the screen or the tracker stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Self
+
+from dasher_rnn.input.one_euro import OneEuroFilter
+
+log = logging.getLogger(__name__)
+
+CLAMP_LOW, CLAMP_HIGH = -0.5, 1.5  # normalised coordinates: a little outside the screen is allowed
+
+
+class GazeSourceError(RuntimeError):
+    """A gaze source cannot start (port in use, driver missing, no tracker)."""
+
+
+@dataclass(frozen=True)
+class GazeSample:
+    """A smoothed gaze point normalised to the screen (0..1, left to right, top to bottom).
+
+    t is the sample time from the tracker (seconds, its own clock); received_at is ``time.monotonic()``
+    when it arrived, which is what staleness is measured against.
+    """
+
+    x: float
+    y: float
+    t: float
+    received_at: float
+
+
+class GazeSource:
+    """Base class of gaze sources; see the module docstring."""
+
+    def __init__(self, smoothing: OneEuroFilter | None = None, stale_after: float = 0.5,
+                 on_sample: Callable[[GazeSample], None] | None = None) -> None:
+        if not stale_after > 0:
+            raise ValueError(f"stale_after must be positive, got {stale_after}")
+        self.smoothing = smoothing
+        self.stale_after = stale_after
+        self.on_sample = on_sample  # called on the source's thread: GUI code must hand it over to its own thread
+        self.received = 0  # samples accepted
+        self.lost = 0  # samples flagged invalid by the tracker (blinks, eyes lost)
+        self.rejected = 0  # malformed data, ignored
+        self._latest: GazeSample | None = None
+        self._warned: set[str] = set()
+
+    def latest(self) -> GazeSample | None:
+        """The newest smoothed sample, or None when there is none or it is older than ``stale_after``."""
+        sample = self._latest
+        if sample is None or time.monotonic() - sample.received_at > self.stale_after:
+            return None
+        return sample
+
+    def close(self) -> None:
+        """Stop receiving; subclasses release their resources."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _push(self, x: float, y: float, t: float) -> None:
+        """Record a point (normalised coordinates, t in seconds on the tracker's clock)."""
+        if not all(math.isfinite(v) for v in (x, y, t)):
+            self._reject("non-finite", f"({x}, {y}, {t})")
+            return
+        x, y = (min(max(v, CLAMP_LOW), CLAMP_HIGH) for v in (x, y))
+        now = time.monotonic()
+        previous = self._latest
+        if self.smoothing is not None:
+            # After a gap, or if the tracker's clock went back (bridge restarted), start the filter afresh
+            # rather than dragging the old position along or ignoring the new timestamps.
+            if previous is None or now - previous.received_at > self.stale_after or t < previous.t - self.stale_after:
+                self.smoothing.reset()
+            x, y = self.smoothing.filter(x, y, t)
+        sample = GazeSample(x, y, t, now)
+        self._latest = sample  # one reference assignment: the UI thread reads it without a lock
+        self.received += 1
+        if self.on_sample is not None:
+            try:
+                self.on_sample(sample)
+            except Exception:
+                log.exception("gaze on_sample callback failed")
+
+    def _lost(self) -> None:
+        self.lost += 1
+
+    def _reject(self, kind: str, detail: str) -> None:
+        """Count bad data; warn once per kind so a broken bridge cannot flood the log."""
+        self.rejected += 1
+        if kind not in self._warned:
+            self._warned.add(kind)
+            log.warning("%s: ignoring bad gaze data (%s): %s (further %s errors are counted, not logged)",
+                        type(self).__name__, kind, detail[:200], kind)

@@ -1,0 +1,50 @@
+"""Starting settings per input device, so that a new user gets a usable setup in one choice.
+
+Smoothing parameters are for the 1-euro filter on positions normalised to the view height (min_cutoff in
+Hz, beta per view-height/s). Speeds are Dasher-style bits per second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    label: str
+    speed_bps: float
+    auto_speed: bool  # let AutoSpeedControl adjust the speed
+    start_on_click: bool
+    dwell_start: bool  # start/stop by resting the pointer on the start spot
+    dwell_seconds: float
+    dwell_radius: float  # fraction of the view height
+    pause_when_outside: bool  # pause when the pointer leaves the view or the gaze is lost
+    smoothing_min_cutoff: float
+    smoothing_beta: float
+    reverse_speed: float  # speed factor applied when zooming out
+
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    # A mouse is precise: little smoothing, full speed, clicks available.
+    Preset("mouse", "Mouse or touchpad", speed_bps=1.5, auto_speed=True, start_on_click=True, dwell_start=False,
+           dwell_seconds=1.0, dwell_radius=0.05, pause_when_outside=False, smoothing_min_cutoff=5.0,
+           smoothing_beta=1.0, reverse_speed=1.0),
+    # Gaze jitters and the eyes also read the boxes: slow, strongly smoothed, fixed speed (reading would look
+    # like hunting to the auto speed control), no clicks, pause when the gaze leaves or is lost.
+    Preset("eye-tracker", "Eye tracker", speed_bps=0.8, auto_speed=False, start_on_click=False, dwell_start=True,
+           dwell_seconds=1.0, dwell_radius=0.06, pause_when_outside=True, smoothing_min_cutoff=0.5,
+           smoothing_beta=1.0, reverse_speed=0.7),
+    # Head mice are steadier than gaze but slower to aim than a hand.
+    Preset("head-mouse", "Head mouse", speed_bps=1.0, auto_speed=True, start_on_click=False, dwell_start=True,
+           dwell_seconds=1.5, dwell_radius=0.05, pause_when_outside=True, smoothing_min_cutoff=1.5,
+           smoothing_beta=0.5, reverse_speed=0.8),
+)}
+
+
+def preset(name: str) -> Preset:
+    """The preset called name; ValueError naming the known ones otherwise."""
+    try:
+        return PRESETS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown input preset {name!r}; known presets: {', '.join(PRESETS)}") from None

@@ -1,0 +1,1 @@
+"""Dasher's zooming interface without any toolkit: geometry, dynamics, sources and a simulated user."""

@@ -1,0 +1,353 @@
+"""Dasher's zooming model in plain Python: boxes, dynamics, output, commit and lazy expansion.
+
+Every box is a context; its children split its height in alphabet order by the model's integer
+distribution (65536ths, uniform floor included). Only the root's absolute range is stored;
+children's ranges follow from their parents' cumulative counts, so refining a distribution
+when the model answers just moves the boxes below it.
+
+One ``step`` per frame: apply the answers that arrived, zoom towards the pointer, move the root
+(down when a child covers the whole view, up when reversing past the root), walk the visible
+boxes largest first within the node budget (asking the source for distributions of boxes big
+enough to show children, dropping the subtrees of boxes that went out of view), and report
+what was typed, deleted, committed and uncommitted. Nothing here waits for the model.
+
+Output and commit follow Dasher: the text is the path to the deepest box that contains the
+crosshair and reaches past it (height > ``ORIGIN_X``); a character is committed (learned) only
+when its box becomes the parent of the root, and uncommitted when reversing undoes that.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
+from dasher_rnn.zoom.sources import PredictionSource, uniform_counts
+
+REFERENCE_ZOOM_BITS = math.log2(4096 / 1600)  # Dasher: steps per zoom = fps * log2(4096/1600) / bit rate
+
+
+@dataclass(eq=False)
+class Box:
+    """One context on screen. ``cum`` (cumulative counts, length n+1) is None until the model answers."""
+
+    symbol: int  # -1 for a root
+    depth: int  # characters from the start of the message (including the starting context)
+    parent: Box | None = field(repr=False)
+    handle: object = field(repr=False)
+    cum: np.ndarray | None = field(default=None, repr=False)
+    requested: bool = False
+    children: dict[int, Box] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class DrawnBox:
+    box: Box
+    y1: float
+    y2: float
+
+
+@dataclass
+class Frame:
+    """What one step changed (the UI applies it to the text panel; learning already went to the source)."""
+
+    typed: str = ""
+    deleted: int = 0
+    committed: str = ""
+    uncommitted: int = 0
+    bits: float = 0.0  # log2 of this frame's zoom (negative when reversing)
+    boxes: list[DrawnBox] = field(default_factory=list)
+
+
+@dataclass
+class ZoomSettings:
+    speed_bps: float = 1.0  # the maximum rate of zooming in, bits/s
+    reverse_speed: float = 1.0  # zooming out is capped at speed_bps * reverse_speed
+    budget: int = 3000  # most boxes walked per frame
+    min_size: float = 8.0  # boxes smaller than this (Dasher units) are not drawn
+    expand_size: float = 48.0  # boxes at least this high get their children (and ask the model)
+    keep_ancestors: int = 1000  # boxes kept above the root for reversing; beyond, rebuilt from the text
+
+
+class ZoomModel:
+    def __init__(self, source: PredictionSource, settings: ZoomSettings | None = None, context: str = ""):
+        self.source = source
+        self.alphabet = source.alphabet
+        self.settings = settings or ZoomSettings()
+        self.n = len(self.alphabet)
+        self._fallback_cum = np.concatenate([[0], np.cumsum(uniform_counts(self.n))])
+        self._inbox: deque[tuple[Box, np.ndarray]] = deque()
+        self._order = itertools.count()
+        self._expanded: set[Box] = set()
+        self._asked = self._answered = 0
+        self.bits_total = 0.0
+        self.reset(context)
+
+    # -- message --------------------------------------------------------------------
+    def reset(self, context: str = "") -> None:
+        """Start a message (``""``) or continue after ``context``; nothing is committed or output."""
+        for handle in getattr(self, "_started", []):
+            self.source.release(handle)  # with everything below it
+        self._started: list[object] = []
+        self._expanded.clear()
+        self.context = context
+        self.root = self._new_root(context)
+        self.root_lo, self.root_hi = 0.0, MAX_Y
+        self.root_text = context  # the text up to and including the root's symbol
+        self.text = context  # the text up to the output box: context + what is output now
+        self._committed = len(context)
+
+    def _new_root(self, context: str) -> Box:
+        """A box for the model's context after ``context`` (a message start or a rebuilt parent)."""
+        box = Box(-1, len(context), None, self.source.start(context))
+        self._started.append(box.handle)
+        self._ask(box, MAX_Y)
+        return box
+
+    def finish_message(self) -> str:
+        """The user is done with this message: commit what is still only output, then start a new one."""
+        rest = self.text[self._committed :]
+        for ch in rest:
+            self.source.commit(self.alphabet.index(ch))
+        self.source.new_message()
+        self.reset()
+        return rest
+
+    @property
+    def output(self) -> str:
+        """What this message added to the context (typed and not backed out of)."""
+        return self.text[len(self.context) :]
+
+    # -- answers from the source -----------------------------------------------------
+    def _ask(self, box: Box, priority: float) -> None:
+        box.requested = True
+        self._asked += 1
+        self.source.request(box.handle, priority, lambda counts, b=box: self._inbox.append((b, counts)))
+
+    @property
+    def answers_pending(self) -> int:
+        """Requests the source has not answered yet."""
+        return self._asked - self._answered - len(self._inbox)
+
+    def _apply_answers(self) -> None:
+        while self._inbox:
+            box, counts = self._inbox.popleft()
+            self._answered += 1
+            if counts is None:  # failed: ask again if the box is still shown
+                box.requested = False
+                continue
+            cum = np.zeros(self.n + 1, np.float64)
+            np.cumsum(counts, out=cum[1:])
+            box.cum = cum
+
+    def layout(self, box: Box) -> np.ndarray:
+        """Cumulative child boundaries of ``box`` in 65536ths (the fallback until the model answers)."""
+        return box.cum if box.cum is not None else self._fallback_cum
+
+    def child_range(self, box: Box, y1: float, y2: float, symbol: int) -> tuple[float, float]:
+        cum = self.layout(box)
+        scale = (y2 - y1) / DASHER_TOTAL
+        return y1 + scale * cum[symbol], y1 + scale * cum[symbol + 1]
+
+    def _child(self, box: Box, symbol: int) -> Box:
+        child = box.children.get(symbol)
+        if child is None:
+            child = Box(symbol, box.depth + 1, box, self.source.child(box.handle, symbol))
+            box.children[symbol] = child
+            self._expanded.add(box)
+        return child
+
+    # -- one frame -----------------------------------------------------------------------
+    def step(self, pointer_x: float, pointer_y: float, dt: float, speed_bps: float | None = None) -> Frame:
+        """Advance ``dt`` seconds with the pointer at Dasher coordinates (``pointer_x`` from the right edge)."""
+        self._apply_answers()
+        frame = Frame()
+        frame.bits = self._zoom(pointer_x, pointer_y, dt, self.settings.speed_bps if speed_bps is None else speed_bps)
+        self.bits_total += frame.bits
+        self._move_root()
+        self._sync_commits(frame)
+        frame.boxes = self._walk()
+        self._update_output(frame)
+        return frame
+
+    def idle(self) -> Frame:
+        """A frame without movement (paused): answers are applied and the boxes redrawn."""
+        return self.step(ORIGIN_X, ORIGIN_Y, 0.0)
+
+    def _zoom(self, px: float, py: float, dt: float, speed: float) -> float:
+        """Move ``1/steps`` of the way (in log scale) from the view to the one centred on the pointer
+        whose half-height is ``px``, capped at ``speed`` bits/s in and ``speed * reverse_speed`` out."""
+        if dt <= 0 or speed <= 0:
+            return 0.0
+        px = min(max(px, 1.0), MAX_Y)
+        fraction = dt * speed / REFERENCE_ZOOM_BITS
+        zoom = ORIGIN_X / px  # the full step maps y -> zoom * (y - py) + ORIGIN_Y
+        bits = math.log2(zoom) * fraction
+        bits = min(max(bits, -speed * self.settings.reverse_speed * dt), speed * dt)
+        lo, hi = self.root_lo, self.root_hi
+        if abs(zoom - 1.0) < 1e-9:
+            shift = fraction * (ORIGIN_Y - py)
+            lo, hi = lo + shift, hi + shift
+        else:
+            fixed = (ORIGIN_Y - zoom * py) / (1.0 - zoom)
+            scale = 2.0**bits
+            lo, hi = fixed + scale * (lo - fixed), fixed + scale * (hi - fixed)
+        if not self._can_reverse() and (lo > 0 or hi < MAX_Y):
+            # at the start of the text (or waiting for the parent's distribution): keep the view filled
+            if hi - lo <= MAX_Y:
+                lo, hi = 0.0, MAX_Y
+            elif lo > 0:
+                lo, hi = 0.0, hi - lo
+            else:
+                lo, hi = MAX_Y - (hi - lo), MAX_Y
+            bits = math.log2((hi - lo) / (self.root_hi - self.root_lo))
+        self.root_lo, self.root_hi = lo, hi
+        return bits
+
+    def _can_reverse(self) -> bool:
+        """A parent with a known distribution, or one that can be rebuilt from the text (never into the context)."""
+        if self.root.parent is not None:
+            return self.root.parent.cum is not None
+        return self.root.symbol >= 0 and self.root.depth > len(self.context)
+
+    def _move_root(self) -> None:
+        while True:  # down: a child covers the whole view
+            cum = self.layout(self.root)
+            scale = (self.root_hi - self.root_lo) / DASHER_TOTAL
+            sym = int(np.searchsorted(cum, (ORIGIN_Y - self.root_lo) / scale, side="right")) - 1
+            sym = min(max(sym, 0), self.n - 1)
+            y1, y2 = self.root_lo + scale * cum[sym], self.root_lo + scale * cum[sym + 1]
+            if not (y1 <= 0 and y2 >= MAX_Y):
+                break
+            self._descend(self._child(self.root, sym), y1, y2)
+        while (self.root_lo > 0 or self.root_hi < MAX_Y) and self._can_reverse():  # up: reversing
+            self._ascend()
+
+    def _descend(self, child: Box, y1: float, y2: float) -> None:
+        old = self.root
+        self._drop_children(old, keep=child.symbol)
+        self._expanded.discard(old)
+        self.root, self.root_lo, self.root_hi = child, y1, y2
+        self.root_text += self.alphabet.symbols[child.symbol]
+        # bound the chain kept for reversing; the cut is rebuilt from the text if ever needed
+        top, count = child, 0
+        while top.parent is not None and count < self.settings.keep_ancestors:
+            top, count = top.parent, count + 1
+        if top.parent is not None:
+            top.parent = None
+
+    def _ascend(self) -> None:
+        child = self.root
+        parent = child.parent
+        if parent is None:  # rebuild the parent from the text; usable once its distribution arrives
+            parent = self._new_root(self.root_text[:-1])
+            if len(self.root_text) - 1 > len(self.context) and self.root_text[-2] in self.alphabet:
+                parent.symbol = self.alphabet.index(self.root_text[-2])
+            parent.children[child.symbol] = child
+            child.parent = parent
+            return
+        cum = parent.cum
+        height = (self.root_hi - self.root_lo) * DASHER_TOTAL / (cum[child.symbol + 1] - cum[child.symbol])
+        self.root_lo -= height * cum[child.symbol] / DASHER_TOTAL
+        self.root_hi = self.root_lo + height
+        self.root = parent
+        self.root_text = self.root_text[:-1]
+
+    def _sync_commits(self, frame: Frame) -> None:
+        """Committed = the text above the root (never the starting context)."""
+        committed = max(len(self.context), len(self.root_text) - 1)
+        if committed > self._committed:
+            new = self.root_text[self._committed : committed]
+            for ch in new:
+                self.source.commit(self.alphabet.index(ch))
+            frame.committed += new
+        elif committed < self._committed:
+            self.source.uncommit(self._committed - committed)
+            frame.uncommitted += self._committed - committed
+        self._committed = committed
+
+    def _walk(self) -> list[DrawnBox]:
+        """Visible boxes, largest first, within the budget; children for big ones; drop what left the view."""
+        s = self.settings
+        drawn: list[DrawnBox] = []
+        visited: set[Box] = set()
+        heap = [(-(self.root_hi - self.root_lo), next(self._order), self.root, self.root_lo, self.root_hi)]
+        while heap and len(drawn) < s.budget:
+            neg_size, _, box, y1, y2 = heapq.heappop(heap)
+            drawn.append(DrawnBox(box, y1, y2))
+            visited.add(box)
+            size = -neg_size
+            if size < s.expand_size:
+                self._drop_children(box, keep=None)
+                continue
+            if not box.requested:
+                self._ask(box, size)
+            ys = y1 + (y2 - y1) / DASHER_TOTAL * self.layout(box)
+            lo_edge, hi_edge = ys[:-1], ys[1:]
+            shown = np.flatnonzero((hi_edge > VISIBLE_MIN) & (lo_edge < VISIBLE_MAX) & (hi_edge - lo_edge >= s.min_size))
+            shown = shown.tolist()
+            for sym in box.children.keys() - set(shown):
+                self._drop_child(box, sym)
+            for sym in shown:
+                a, b = ys[sym], ys[sym + 1]
+                heapq.heappush(heap, (a - b, next(self._order), self._child(box, sym), a, b))
+        for box in [b for b in self._expanded if b not in visited]:
+            self._drop_children(box, keep=None)
+        return drawn
+
+    def _drop_child(self, box: Box, symbol: int) -> None:
+        child = box.children.pop(symbol)
+        self._forget(child)
+        self.source.release(child.handle)
+        if not box.children:
+            self._expanded.discard(box)
+
+    def _drop_children(self, box: Box, keep: int | None, release: bool = True) -> None:
+        for sym in [sym for sym in box.children if sym != keep]:
+            if release:
+                self._drop_child(box, sym)
+            else:
+                self._forget(box.children.pop(sym))
+        if not box.children:
+            self._expanded.discard(box)
+
+    def _forget(self, box: Box) -> None:
+        """Take a dropped subtree out of the expanded set (the source releases it in one go)."""
+        stack = [box]
+        while stack:
+            b = stack.pop()
+            self._expanded.discard(b)
+            stack.extend(b.children.values())
+            b.children = {}
+
+    def _update_output(self, frame: Frame) -> None:
+        """The text is the path to the deepest box containing the crosshair that reaches past it."""
+        box, y1, y2 = self.root, self.root_lo, self.root_hi
+        while True:
+            cum = self.layout(box)
+            scale = (y2 - y1) / DASHER_TOTAL
+            sym = int(np.searchsorted(cum, (ORIGIN_Y - y1) / scale, side="right")) - 1
+            sym = min(max(sym, 0), self.n - 1)
+            c1, c2 = y1 + scale * cum[sym], y1 + scale * cum[sym + 1]
+            if c2 - c1 <= ORIGIN_X:
+                break
+            box, y1, y2 = self._child(box, sym), c1, c2
+        path = []
+        b = box
+        while b is not self.root:
+            path.append(self.alphabet.symbols[b.symbol])
+            b = b.parent
+        text = self.root_text + "".join(reversed(path))
+        common = 0
+        limit = min(len(text), len(self.text))
+        while common < limit and text[common] == self.text[common]:
+            common += 1
+        frame.deleted += len(self.text) - common
+        frame.typed += text[common:]
+        self.text = text

@@ -1,0 +1,131 @@
+import json
+import socket
+import time
+
+import pytest
+
+from dasher_rnn.input.gaze import GazeSourceError
+from dasher_rnn.input.gaze_udp import BadDatagram, GazeUDPSource, parse_datagram
+from dasher_rnn.input.one_euro import OneEuroFilter
+
+
+def wait_for(condition, timeout=10.0):
+    """Poll until condition() is true; generous timeout because the machine may be busy."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the gaze source")
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def sender():
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    yield sock
+    sock.close()
+
+
+@pytest.fixture
+def source():
+    with GazeUDPSource(port=0, stale_after=60.0) as src:
+        yield src
+
+
+def send(sock, src, payload):
+    sock.sendto(payload if isinstance(payload, bytes) else payload.encode(), ("127.0.0.1", src.port))
+
+
+def test_json_datagrams(source, sender):
+    assert source.port > 0 and source.latest() is None
+    send(sender, source, json.dumps({"x": 0.42, "y": 0.61, "t": 1000.5}))
+    wait_for(lambda: source.received == 1)
+    sample = source.latest()
+    assert (sample.x, sample.y, sample.t) == (0.42, 0.61, 1000.5)
+    send(sender, source, json.dumps({"x": 2.0, "y": -3, "extra": "ignored"}))  # clamped, no t: arrival time
+    wait_for(lambda: source.received == 2)
+    sample = source.latest()
+    assert (sample.x, sample.y) == (1.5, -0.5)
+    assert abs(sample.t - time.time()) < 60
+
+
+def test_text_datagrams(source, sender):
+    send(sender, source, "0.25 0.75 12.5\n")
+    wait_for(lambda: source.received == 1)
+    assert (source.latest().x, source.latest().y, source.latest().t) == (0.25, 0.75, 12.5)
+    send(sender, source, "0.1 0.2")
+    wait_for(lambda: source.received == 2)
+    assert (source.latest().x, source.latest().y) == (0.1, 0.2)
+
+
+def test_invalid_datagrams_are_counted_not_raised(source, sender, caplog):
+    bad = [b"\xff\xfe\x00", b"{not json", b"[1, 2]", b'{"x": 0.5}', b'{"x": "a", "y": 0.5}', b'{"x": NaN, "y": 0.5}',
+           b"0.5", b"0.5 inf", b"a b c", b'{"x": 0.5, "y": 0.5, "valid": "no"}']
+    for payload in bad:
+        send(sender, source, payload)
+    send(sender, source, b"0.5 0.5")
+    wait_for(lambda: source.received == 1 and source.rejected == len(bad))
+    assert source.lost == 0
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert 0 < len(warnings) < len(bad)  # once per kind
+
+
+def test_invalid_sample_is_ignored(source, sender):
+    send(sender, source, json.dumps({"x": 0.3, "y": 0.3, "t": 1.0}))
+    wait_for(lambda: source.received == 1)
+    send(sender, source, json.dumps({"valid": False, "t": 1.1}))
+    send(sender, source, json.dumps({"x": 0.9, "y": 0.9, "t": 1.2, "valid": False}))
+    wait_for(lambda: source.lost == 2)
+    assert (source.latest().x, source.latest().y) == (0.3, 0.3)
+    assert source.rejected == 0
+
+
+def test_stale_sample_is_dropped(sender):
+    seen = []
+    with GazeUDPSource(port=0, stale_after=0.05, on_sample=seen.append) as src:
+        send(sender, src, "0.5 0.5")
+        wait_for(lambda: src.received == 1)
+        wait_for(lambda: src.latest() is None)
+        assert seen[0].x == 0.5  # the callback got the sample
+        send(sender, src, "0.6 0.6")
+        wait_for(lambda: len(seen) == 2)
+
+
+def test_smoothing_is_applied(sender):
+    with GazeUDPSource(port=0, smoothing=OneEuroFilter(min_cutoff=1.0, beta=0.0), stale_after=60.0) as src:
+        send(sender, src, '{"x": 0.0, "y": 0.0, "t": 10.0}')
+        wait_for(lambda: src.received == 1)
+        send(sender, src, '{"x": 1.0, "y": 1.0, "t": 10.02}')
+        wait_for(lambda: src.received == 2)
+        assert 0.0 < src.latest().x < 0.5
+
+
+def test_callback_errors_do_not_stop_the_source(sender):
+    def broken(_sample):
+        raise RuntimeError("boom")
+
+    with GazeUDPSource(port=0, stale_after=60.0, on_sample=broken) as src:
+        send(sender, src, "0.1 0.1")
+        send(sender, src, "0.2 0.2")
+        wait_for(lambda: src.received == 2)
+
+
+def test_close_stops_the_thread_and_frees_the_port():
+    src = GazeUDPSource(port=0)
+    port = src.port
+    src.close()
+    src.close()
+    assert not src._thread.is_alive()
+    GazeUDPSource(port=port).close()
+
+
+def test_port_in_use_is_a_clear_error():
+    with GazeUDPSource(port=0) as src, pytest.raises(GazeSourceError, match="cannot listen"):
+        GazeUDPSource(port=src.port)
+
+
+def test_parse_datagram():
+    assert parse_datagram(b' {"x": 1, "y": 0, "t": 3} ') == (1.0, 0.0, 3.0)
+    assert parse_datagram(b'{"valid": false}') is None
+    with pytest.raises(BadDatagram) as info:
+        parse_datagram(b'{"y": 1}')
+    assert info.value.kind == "missing x or y"

@@ -1,0 +1,189 @@
+"""The zoom model without any toolkit: dynamics, output, delete, commit, budget, reparenting, async answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, screen_to_y, y_to_screen
+from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+from dasher_rnn.zoom.simulate import simulate, target_pointer
+from dasher_rnn.zoom.sources import PPMSource, UniformSource
+
+ALPHABET = load_alphabet("english")
+
+
+class RecordingSource(UniformSource):
+    """Uniform, recording what is learned; optionally answering only when told to."""
+
+    def __init__(self, held: bool = False, counts: np.ndarray | None = None):
+        super().__init__(ALPHABET)
+        self.held, self.waiting, self.learned, self.released = held, [], [], []
+        if counts is not None:
+            self._counts = counts
+
+    def request(self, handle, priority, deliver):
+        if self.held:
+            self.waiting.append(deliver)
+        else:
+            deliver(self._counts)
+
+    def answer_all(self):
+        waiting, self.waiting = self.waiting, []
+        for deliver in waiting:
+            deliver(self._counts)
+
+    def release(self, handle):
+        self.released.append(handle)
+
+    def commit(self, symbol):
+        self.learned.append(ALPHABET.symbols[symbol])
+
+    def uncommit(self, count):
+        del self.learned[len(self.learned) - count :]
+
+
+def steer(zoom: ZoomModel, target: str, seconds: float = 60.0, fps: float = 60.0) -> None:
+    for _ in range(int(seconds * fps)):
+        x, y = target_pointer(zoom, target)
+        zoom.step(x, y, 1 / fps)
+        if zoom.text == target:
+            return
+    raise AssertionError(f"did not reach {target!r}: at {zoom.text!r}")
+
+
+def test_nonlinear_y_round_trips_and_compresses_edges():
+    for y in [-600.0, -100.0, 0.0, 100.0, 2048.0, 4000.0, 4500.0]:
+        assert screen_to_y(y_to_screen(y)) == pytest.approx(y)
+    assert y_to_screen(2048.0) == 2048.0
+    assert y_to_screen(-400.0) - y_to_screen(-800.0) == pytest.approx(100.0)  # x4 beyond the edge band
+
+
+def test_pointer_at_the_crosshair_stays_still():
+    zoom = ZoomModel(RecordingSource())
+    frame = zoom.step(ORIGIN_X, ORIGIN_Y, 0.1)
+    assert frame.bits == 0.0 and (zoom.root_lo, zoom.root_hi) == (0.0, MAX_Y)
+
+
+def test_zoom_rate_is_capped_by_the_speed():
+    zoom = ZoomModel(RecordingSource(), ZoomSettings(speed_bps=2.0))
+    for _ in range(30):
+        frame = zoom.step(5.0, ORIGIN_Y, 1 / 60)
+        assert 0 < frame.bits <= 2.0 / 60 + 1e-9
+    assert zoom.bits_total == pytest.approx(30 * 2.0 / 60)
+
+
+def test_steering_into_boxes_outputs_and_commits_only_above_the_root():
+    source = RecordingSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=4.0))
+    typed = []
+    for _ in range(6000):
+        x, y = target_pointer(zoom, "hello")
+        frame = zoom.step(x, y, 1 / 60)
+        typed.append(frame.typed)
+        if zoom.text == "hello":
+            break
+    assert zoom.output == "hello"
+    assert "".join(typed).startswith("h")
+    # committed = the text above the root: strictly shorter than the output
+    assert "hello".startswith("".join(source.learned)) and len(source.learned) < 5
+    pending = "hello"[len(source.learned) :]
+    assert zoom.finish_message() == pending
+    assert "".join(source.learned) == "hello" and zoom.output == ""
+
+
+def test_backing_out_deletes_and_uncommits():
+    source = RecordingSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=4.0, reverse_speed=2.0))
+    steer(zoom, "abcdef")
+    assert source.learned
+    deleted = 0
+    for _ in range(60 * 60):
+        frame = zoom.step(1.9 * ORIGIN_X, ORIGIN_Y, 1 / 60)
+        deleted += frame.deleted
+        assert frame.bits <= 0
+        if zoom.output == "":
+            break
+    assert zoom.output == "" and deleted == 6
+    assert source.learned == []
+    # at the start of the message the view stays filled
+    zoom.step(1.9 * ORIGIN_X, ORIGIN_Y, 1.0)
+    assert zoom.root_lo <= 0 and zoom.root_hi >= MAX_Y
+
+
+def test_reversing_past_the_kept_ancestors_rebuilds_them_from_the_text():
+    source = RecordingSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=4.0, keep_ancestors=2))
+    steer(zoom, "abcdefgh")
+    for _ in range(60 * 120):
+        zoom.step(1.9 * ORIGIN_X, ORIGIN_Y, 1 / 60)
+        if zoom.output == "":
+            break
+    assert zoom.output == "" and source.learned == []
+
+
+def test_starting_context_is_kept_and_never_deleted():
+    source = RecordingSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=4.0), context="Hi. ")
+    steer(zoom, "Hi. ok")
+    assert zoom.output == "ok"
+    for _ in range(60 * 30):
+        zoom.step(1.9 * ORIGIN_X, ORIGIN_Y, 1 / 60)
+    assert zoom.text == "Hi. " and source.learned == []
+
+
+def test_node_budget_and_minimum_size_hold():
+    zoom = ZoomModel(RecordingSource(), ZoomSettings(speed_bps=3.0, budget=200))
+    for _ in range(300):
+        frame = zoom.step(300.0, 1500.0, 1 / 60)
+        assert len(frame.boxes) <= 200
+        assert all(b.y2 - b.y1 >= zoom.settings.min_size for b in frame.boxes[1:])
+        for b in frame.boxes[1:]:  # children inside their parents, in alphabet order
+            assert b.box.parent is not None
+
+
+def test_children_split_the_parent_by_the_quantised_distribution():
+    counts = np.full(len(ALPHABET), 10, np.int64)
+    counts[ALPHABET.index("e")] = DASHER_TOTAL - 10 * (len(ALPHABET) - 1)
+    zoom = ZoomModel(RecordingSource(counts=counts))
+    zoom.idle()
+    lo, hi = zoom.child_range(zoom.root, 0.0, MAX_Y, ALPHABET.index("e"))
+    assert (hi - lo) / MAX_Y == pytest.approx(counts[ALPHABET.index("e")] / DASHER_TOTAL)
+
+
+def test_boxes_use_the_fallback_until_the_model_answers_and_frames_never_wait():
+    counts = np.full(len(ALPHABET), 10, np.int64)
+    counts[0] = DASHER_TOTAL - 10 * (len(ALPHABET) - 1)
+    source = RecordingSource(held=True, counts=counts)
+    zoom = ZoomModel(source)
+    zoom.idle()
+    assert zoom.root.cum is None and zoom.answers_pending == 1
+    uniform_a = zoom.child_range(zoom.root, 0.0, MAX_Y, 0)
+    source.answer_all()
+    zoom.idle()
+    assert zoom.answers_pending > 0  # the children asked in turn
+    refined_a = zoom.child_range(zoom.root, 0.0, MAX_Y, 0)
+    assert refined_a[1] - refined_a[0] > 10 * (uniform_a[1] - uniform_a[0])
+
+
+def test_boxes_that_leave_the_view_are_dropped_and_released():
+    source = RecordingSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=4.0))
+    steer(zoom, "zz")
+    assert source.released  # siblings of the path went away
+    assert len(zoom.root.parent.children) == 1
+
+
+def test_ppm_source_learns_committed_text_and_simulation_reports():
+    ppm = PPMModel(ALPHABET)
+    ppm.train_text("the cat sat on the mat. " * 20)
+    zoom = ZoomModel(PPMSource(ppm), ZoomSettings(speed_bps=3.0))
+    result = simulate(zoom, ["the cat", "the mat"], fps=30, max_seconds=60)
+    summary = result.summary()
+    assert summary["phrases"] == 2 and summary["failed"] == 0
+    assert summary["chars_per_minute"] > 0 and summary["frames"] == len(result.frame_ms)
+    # a well-predicted phrase costs few bits per character
+    assert summary["bits_per_char"] < 3
