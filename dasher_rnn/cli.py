@@ -240,6 +240,89 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_model_choice(p: argparse.ArgumentParser) -> None:
+    """The predictor options shared by the app and the simulator."""
+    p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "uniform"])
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
+    p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
+                   help="PPM training text file or folder (repeatable)")
+    p.add_argument("--profile", default=None, help="adaptation profile to load and save")
+    p.add_argument("--no-adapt", action="store_true", help="do not learn from committed text")
+
+
+def _add_app(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("app", help="the writing window (also what `dasher-rnn` with no command opens)")
+    _add_model_choice(p)
+    p.add_argument("--settings", default=None, help="settings file (default: the user config folder)")
+    p.set_defaults(func=_cmd_app)
+
+
+def _cmd_app(args: argparse.Namespace) -> int:
+    from dasher_rnn.ui.app import run_app
+
+    return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings)
+
+
+def _add_simulate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("simulate", help="a simulated user writes phrases with the real zoom model, offscreen")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text", action="append", help="a phrase to write (repeatable)")
+    src.add_argument("--file", help="phrases, one per line")
+    p.add_argument("--lines", type=int, default=0, help="only the first N phrases of --file")
+    _add_model_choice(p)
+    p.add_argument("--speed", type=float, default=1.5, help="maximum speed, bits/s")
+    p.add_argument("--fps", type=float, default=60.0)
+    p.add_argument("--max-seconds", type=float, default=120.0, help="give up on a phrase after this long")
+    p.add_argument("--render", action="store_true", help="also paint every frame offscreen (Qt) and time it")
+    p.add_argument("--backend", default="auto", help="RNN predictor backend: auto, onnx, torch, cuda")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_simulate)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import json
+
+    from tqdm import tqdm
+
+    from dasher_rnn.factory import build_source
+    from dasher_rnn.normalise import normalise
+    from dasher_rnn.textio import read_text
+    from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+    from dasher_rnn.zoom.simulate import simulate
+
+    phrases = args.text or [line for line in read_text(args.file).splitlines() if line.strip()]
+    phrases = [normalise(p) for p in phrases][: args.lines or None]
+    source = build_source(args.model, model_dir=args.model_dir, ppm_train=args.ppm_train, adapt=not args.no_adapt,
+                          profile=args.profile, backend=args.backend)
+    try:
+        outside = [p for p in phrases if any(ch not in source.alphabet for ch in p)]
+        if outside:
+            raise ValueError(f"{len(outside)} phrases have characters outside alphabet {source.alphabet.name!r}, "
+                             f"e.g. {outside[0]!r}")
+        zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed))
+        render = None
+        if args.render:
+            from dasher_rnn.ui.offscreen import offscreen_renderer
+
+            render = offscreen_renderer(source.alphabet)
+        with tqdm(total=len(phrases), unit="phrase", disable=args.no_progress or args.json) as bar:
+            result = simulate(zoom, phrases, fps=args.fps, max_seconds=args.max_seconds, render=render,
+                              progress=bar.update)
+        adaptation = source.session.stats() if getattr(source, "session", None) is not None else None
+    finally:
+        source.close()
+    summary = {"model": args.model, "speed_bps": args.speed, "fps": args.fps, "rendered": args.render, **result.summary()}
+    if adaptation is not None:
+        summary["adaptation"] = {k: adaptation[k] for k in ("updates", "rollbacks", "committed")}
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        for key, value in summary.items():
+            print(f"{key:>16}: {value}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dasher-rnn", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -248,6 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export_onnx(sub)
     _add_profile(sub)
     _add_adapt(sub)
+    _add_app(sub)
+    _add_simulate(sub)
     return parser
 
 
@@ -257,11 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     from dasher_rnn.textio import TextFileError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        print(f"The dasher-rnn app is not built yet; the default model lives in {DEFAULT_MODEL_DIR}.")
-        print("Try `dasher-rnn --help` for the available commands.")
-        return 0
+    args = parser.parse_args(argv if argv is not None else sys.argv[1:] or ["app"])
     try:
         return args.func(args)
     except (AlphabetError, ModelFileError, TextFileError, ValueError, OSError) as exc:  # ProfileError is a ValueError

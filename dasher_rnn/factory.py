@@ -59,3 +59,42 @@ def build_language_model(name: str, *, model_dir: str | Path | None = None, trai
         model, learning = RNNLanguageModel(net, model_alphabet, zero_state), ""
     state = "zero" if zero_state else "learned"
     return model, f"RNN {model.describe()} from {model_dir}{origin}, {state} initial state{learning}"
+
+
+SOURCE_NAMES = ("rnn", "ppm", "uniform")
+
+
+def build_source(name: str, *, model_dir: str | Path | None = None, ppm_train: list[str] | None = None,
+                 alphabet: str | None = None, adapt: bool = True, profile: str | None = None,
+                 profiles_dir: str | None = None, backend: str = "auto", threads: int | None = None):
+    """The prediction source behind the zoom: the RNN predictor service (adapting to committed text through
+    a writing session when ``adapt``), PPM (learning committed text, as Dasher) or uniform."""
+    from dasher_rnn.zoom.sources import PPMSource, ServiceSource, UniformSource
+
+    if name == "ppm":
+        model, _ = build_ppm(ppm_train or [], alphabet)
+        return PPMSource(model)
+    if name == "uniform":
+        return UniformSource(load_alphabet(alphabet or "english"))
+    if name != "rnn":
+        raise ValueError(f"unknown model {name!r} (choose from {', '.join(SOURCE_NAMES)})")
+    from dasher_rnn.adapt.profiles import ProfileStore
+    from dasher_rnn.adapt.session import WritingSession
+    from dasher_rnn.lm.model_io import read_checked_config
+    from dasher_rnn.paths import DEFAULT_MODEL_DIR
+    from dasher_rnn.predictor.backends import cuda_available
+    from dasher_rnn.predictor.service import PredictorService
+
+    model_dir = Path(model_dir or DEFAULT_MODEL_DIR)
+    _, model_alphabet = read_checked_config(model_dir)
+    if alphabet and alphabet != model_alphabet.name:
+        raise ValueError(f"the RNN model predicts alphabet {model_alphabet.name!r}, not {alphabet!r}")
+    if adapt and backend == "auto":
+        # adapted weights are swapped into the predictor, which onnxruntime cannot do
+        backend = "cuda" if cuda_available() else "torch"
+    service = PredictorService.from_dir(model_dir, backend, threads)
+    session = None
+    if adapt:
+        store = ProfileStore(profiles_dir) if profile is not None else None
+        session = WritingSession(model_dir, profile=profile, store=store, service=service)
+    return ServiceSource(service, session)

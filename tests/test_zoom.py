@@ -187,3 +187,26 @@ def test_ppm_source_learns_committed_text_and_simulation_reports():
     assert summary["chars_per_minute"] > 0 and summary["frames"] == len(result.frame_ms)
     # a well-predicted phrase costs few bits per character
     assert summary["bits_per_char"] < 3
+
+
+def test_simulate_command_prints_a_json_summary(tmp_path, capsys):
+    import json
+
+    from dasher_rnn.cli import main
+
+    train = tmp_path / "train.txt"
+    train.write_text("the cat sat on the mat. " * 20)
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("the cat\n\nthe mat\nnot this one\n")
+    assert main(["simulate", "--model", "ppm", "--ppm-train", str(train), "--file", str(phrases), "--lines", "2",
+                 "--speed", "4", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["phrases"] == 2 and summary["failed"] == 0 and summary["chars_per_minute"] > 0
+    assert summary["frame_ms_p99"] >= summary["frame_ms_p50"] > 0
+
+
+def test_simulate_command_rejects_phrases_outside_the_alphabet(capsys):
+    from dasher_rnn.cli import main
+
+    assert main(["simulate", "--model", "uniform", "--text", "caf\u00e9 \u4e2d", "--json"]) == 2
+    assert "outside alphabet" in capsys.readouterr().err

@@ -187,7 +187,7 @@ BACKENDS = ("auto", "torch", "cuda", "onnx")
 def make_backend(model_dir: str | Path, kind: str = "auto", threads: int | None = None) -> Backend:
     """``auto``: torch on CUDA when a GPU is present, else onnxruntime when the model has an export, else torch."""
     if kind == "auto":
-        kind = "cuda" if _cuda_available() else "onnx" if (Path(model_dir) / ONNX_FILE).is_file() else "torch"
+        kind = "cuda" if cuda_available() else "onnx" if (Path(model_dir) / ONNX_FILE).is_file() else "torch"
     if kind == "onnx":
         return OnnxBackend(model_dir, threads)
     if kind in ("torch", "cuda"):
@@ -195,7 +195,7 @@ def make_backend(model_dir: str | Path, kind: str = "auto", threads: int | None 
     raise ValueError(f"unknown backend {kind!r} (choose from {', '.join(BACKENDS)})")
 
 
-def _cuda_available() -> bool:
+def cuda_available() -> bool:
     try:
         import torch
     except ImportError:

@@ -34,3 +34,21 @@ def screen_to_y(s: float) -> float:
     if s > MAX_Y - EDGE:
         return MAX_Y - EDGE + (s - (MAX_Y - EDGE)) * COMPRESSION
     return s
+
+
+class Viewport:
+    """A view ``width`` x ``height`` pixels: Dasher's square fills the height, boxes grow from the right edge."""
+
+    def __init__(self, width: float, height: float):
+        self.width, self.height = float(width), float(height)
+        self.scale = self.height / MAX_Y
+
+    def to_screen(self, x: float, y: float) -> tuple[float, float]:
+        return self.width - x * self.scale, y_to_screen(y) * self.scale
+
+    def to_dasher(self, sx: float, sy: float) -> tuple[float, float]:
+        return (self.width - sx) / self.scale, screen_to_y(sy / self.scale)
+
+    @property
+    def crosshair(self) -> tuple[float, float]:
+        return self.to_screen(ORIGIN_X, ORIGIN_Y)

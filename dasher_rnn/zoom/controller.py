@@ -1,0 +1,132 @@
+"""The writing controller: what the window does each frame, without the window.
+
+Owns the zoom model and the text the user has written, and turns pointer positions into frames:
+start and stop (click, key or dwell at the crosshair), pause when the pointer leaves, speed with
+turbo and automatic speed control, and the figures the status bar shows. The Qt window only
+feeds it pointer positions and draws what it returns; the API and tests drive it the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dasher_rnn.input.auto_speed import AutoSpeedControl
+from dasher_rnn.input.dwell import DwellDetector
+from dasher_rnn.input.presets import Preset, preset
+from dasher_rnn.settings import Preferences
+from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
+from dasher_rnn.zoom.model import Frame, ZoomModel, ZoomSettings
+from dasher_rnn.zoom.sources import PredictionSource
+
+
+@dataclass
+class Stats:
+    speed_bps: float  # the speed setting now (auto speed and turbo included)
+    bits_per_second: float  # how fast the user is actually zooming in
+    chars_per_minute: float
+    characters: int
+    running: bool
+
+
+class WritingController:
+    def __init__(self, source: PredictionSource, prefs: Preferences | None = None):
+        self.source = source
+        self.prefs = prefs or Preferences()
+        self.zoom = ZoomModel(source, ZoomSettings(speed_bps=self.prefs.speed_bps, reverse_speed=self.prefs.reverse_speed))
+        self.history = ""  # finished messages shown above the current one
+        self.running = False
+        self.turbo = False
+        self.speed_bps = self.prefs.speed_bps
+        self.apply_preset(self.prefs.preset)
+        self._bps = 0.0
+        self._typed = 0
+        self._running_seconds = 0.0
+        self._clock = 0.0
+
+    # -- settings ---------------------------------------------------------------------
+    def apply_preset(self, name: str, adopt_speeds: bool = False) -> Preset:
+        """Dwell, pausing and the auto speed's behaviour follow the input preset; ``adopt_speeds`` also takes
+        its speed, reverse speed and auto speed (when the user picks a preset, not when settings load)."""
+        self.preset = preset(name)
+        self.prefs.preset = name
+        if adopt_speeds:
+            self.set_speed(self.preset.speed_bps)
+            self.set_reverse_speed(self.preset.reverse_speed)
+            self.prefs.auto_speed = self.preset.auto_speed
+        self.dwell = DwellDetector(self.preset.dwell_radius * MAX_Y, self.preset.dwell_seconds, (ORIGIN_X, ORIGIN_Y))
+        self.auto_speed = AutoSpeedControl(max_bps=8.0)
+        return self.preset
+
+    def set_speed(self, bps: float) -> None:
+        self.speed_bps = self.prefs.speed_bps = min(max(bps, 0.1), 8.0)
+
+    def set_reverse_speed(self, factor: float) -> None:
+        self.zoom.settings.reverse_speed = self.prefs.reverse_speed = min(max(factor, 0.1), 4.0)
+
+    @property
+    def effective_speed(self) -> float:
+        return self.speed_bps * (self.prefs.turbo_factor if self.turbo else 1.0)
+
+    # -- text ---------------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        return self.history + self.zoom.output
+
+    def new_message(self) -> None:
+        """Finish this message (commit it) and start the next with a fresh context."""
+        output = self.zoom.output
+        self.zoom.finish_message()
+        if output:
+            self.history += output + "\n"
+
+    def clear(self) -> None:
+        """Throw away all text; what was committed stays learned."""
+        self.zoom.finish_message()
+        self.history = ""
+
+    # -- start and stop -----------------------------------------------------------------
+    def start(self) -> None:
+        self.running = True
+        self.auto_speed.reset()
+
+    def stop(self) -> None:
+        self.running = False
+
+    def toggle(self) -> None:
+        self.stop() if self.running else self.start()
+
+    # -- frames ----------------------------------------------------------------------------
+    def frame(self, pointer: tuple[float, float] | None, dt: float) -> Frame:
+        """One frame: ``pointer`` in Dasher coordinates, None when it left the view (or the gaze was lost)."""
+        self._clock += dt
+        if pointer is not None and self.preset.dwell_start and self.dwell.update(pointer[0], pointer[1], self._clock):
+            self.toggle()
+        if self.running and pointer is None and self.preset.pause_when_outside:
+            self.stop()
+        if not self.running or pointer is None:
+            frame = self.zoom.idle()
+            self._bps *= 0.9
+            return frame
+        x, y = pointer
+        if self.prefs.auto_speed and self.preset.auto_speed:
+            self.speed_bps = self.auto_speed.update(self.speed_bps, ORIGIN_X - x, y - ORIGIN_Y, dt)
+        frame = self.zoom.step(x, y, dt, self.effective_speed)
+        self._running_seconds += dt
+        self._typed += len(frame.typed) - frame.deleted
+        if dt > 0:
+            rate = frame.bits / dt
+            self._bps += (1 - math.exp(-dt)) * (rate - self._bps)  # about a one-second average
+        return frame
+
+    def stats(self) -> Stats:
+        minutes = self._running_seconds / 60
+        return Stats(self.effective_speed, self._bps, self._typed / minutes if minutes > 0 else 0.0,
+                     len(self.text), self.running)
+
+    def adaptation_stats(self) -> dict | None:
+        session = getattr(self.source, "session", None)
+        return session.stats() if session is not None else None
+
+    def close(self) -> None:
+        self.source.close()

@@ -1,0 +1,81 @@
+"""The writing controller without a window: start/stop, dwell, pausing, turbo, text and statistics."""
+
+from __future__ import annotations
+
+from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.settings import Preferences
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
+from dasher_rnn.zoom.simulate import target_pointer
+from dasher_rnn.zoom.sources import UniformSource
+
+
+def controller(**prefs) -> WritingController:
+    return WritingController(UniformSource(load_alphabet("english")), Preferences(auto_speed=False, **prefs))
+
+
+def write(c: WritingController, target: str, frames: int = 20000) -> None:
+    for _ in range(frames):
+        c.frame(target_pointer(c.zoom, c.zoom.context + target), 1 / 60)
+        if c.zoom.output == target:
+            return
+    raise AssertionError(f"did not write {target!r}: {c.zoom.output!r}")
+
+
+def test_nothing_moves_until_started_and_stop_freezes():
+    c = controller(speed_bps=4.0)
+    for _ in range(30):
+        c.frame((100.0, 1000.0), 1 / 60)
+    assert c.zoom.bits_total == 0 and c.text == ""
+    c.start()
+    write(c, "hi")
+    c.stop()
+    before = c.zoom.bits_total
+    c.frame((100.0, 1000.0), 1 / 60)
+    assert c.zoom.bits_total == before and c.text == "hi"
+
+
+def test_messages_accumulate_in_the_history_and_clear_empties():
+    c = controller(speed_bps=4.0)
+    c.start()
+    write(c, "ab")
+    c.new_message()
+    assert c.text == "ab\n" and c.zoom.output == ""
+    write(c, "c")
+    assert c.text == "ab\nc"
+    c.clear()
+    assert c.text == ""
+
+
+def test_dwell_at_the_crosshair_starts_and_leaving_the_view_pauses_with_the_eye_tracker_preset():
+    c = controller(preset="eye-tracker")
+    t = 0.0
+    while not c.running and t < 5:
+        c.frame((ORIGIN_X, ORIGIN_Y), 0.05)
+        t += 0.05
+    assert c.running and t >= c.preset.dwell_seconds - 0.06
+    c.frame(None, 0.05)
+    assert not c.running
+
+
+def test_turbo_multiplies_the_speed_and_presets_can_set_speeds():
+    c = controller(speed_bps=1.0, turbo_factor=3.0)
+    c.turbo = True
+    assert c.effective_speed == 3.0
+    c.apply_preset("eye-tracker", adopt_speeds=True)
+    assert c.speed_bps == c.preset.speed_bps and c.zoom.settings.reverse_speed == c.preset.reverse_speed
+
+
+def test_stats_report_writing_speed():
+    c = controller(speed_bps=4.0)
+    c.start()
+    write(c, "ok")
+    stats = c.stats()
+    assert stats.running and stats.characters == 2 and stats.chars_per_minute > 0
+
+
+def test_viewport_round_trips_and_puts_the_crosshair_mid_height():
+    v = Viewport(800, 600)
+    assert v.crosshair[1] == 300
+    sx, sy = v.to_screen(1000.0, 3000.0)
+    assert v.to_dasher(sx, sy) == (1000.0, 3000.0)
