@@ -2,7 +2,8 @@
 
 The user points at the centre of the deepest box of the target text that is on screen, at a
 distance from the right edge of half its height (which asks the zoom to make that box fill the
-view); when the text above the root is wrong, they point left of the crosshair to reverse.
+view) but no less than its distance from the crosshair's height; when the text above the root
+is wrong, they point left of the crosshair to reverse.
 Simulated time advances a fixed ``1/fps`` per frame. With an asynchronous source the run waits
 for the model's answers between frames (``lockstep``) so the result does not depend on this
 machine's speed; the frame times reported are the zoom model's own work (plus rendering when a
@@ -40,7 +41,9 @@ def target_pointer(zoom: ZoomModel, target: str) -> tuple[float, float]:
         if box is None or y2 - y1 < 1.0:
             break
     centre = min(max((y1 + y2) / 2, VISIBLE_MIN), VISIBLE_MAX)
-    return max((y2 - y1) / 2, 1.0), centre
+    # no closer to the right edge than the target is far from the crosshair's height: a target off to the
+    # side is first brought level (mostly moving) before it is zoomed into, rather than swept past
+    return max((y2 - y1) / 2, abs(centre - ORIGIN_Y), 1.0), centre
 
 
 @dataclass

@@ -1,0 +1,101 @@
+"""Starting the desktop app, and a scripted run of it that makes the documentation's screenshots."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from dasher_rnn.factory import build_source
+from dasher_rnn.settings import SettingsStore
+from dasher_rnn.zoom.controller import WritingController
+
+log = logging.getLogger(__name__)
+
+
+def _application() -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName("dasher-rnn")
+    return app
+
+
+def run_app(model: str = "rnn", model_dir: str | Path | None = None, profile: str | None = None, adapt: bool = True,
+            ppm_train: list[str] | None = None, settings_path: str | Path | None = None) -> int:
+    """Show the window until it is closed; the exit code (2 when the model cannot be loaded)."""
+    from dasher_rnn.ui.window import MainWindow
+
+    app = _application()
+    store = SettingsStore(Path(settings_path) if settings_path is not None else None)
+    prefs = store.load()
+    adapt = adapt and prefs.adaptation
+    try:
+        source = build_source(model, model_dir=model_dir, ppm_train=ppm_train, adapt=adapt,
+                              profile=(profile or prefs.profile) if adapt else None,
+                              alphabet=None if model == "rnn" else prefs.alphabet)
+    except Exception as exc:  # whatever went wrong, the user gets a message, not a traceback
+        log.debug("loading the %s model failed", model, exc_info=True)
+        QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
+        return 2
+    controller = WritingController(source, prefs)
+    window = MainWindow(controller, store)
+    window.show()
+    # Ctrl+C in the terminal closes the window properly (settings saved, model closed); the frame timer
+    # gives Python the chance to run the handler.
+    previous = signal.signal(signal.SIGINT, lambda *_: window.close())
+    try:
+        return app.exec()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour_scheme: str = "default",
+                    speed_bps: float = 3.0, size: tuple[int, int] = (1100, 780), fps: float = 30.0) -> Path:
+    """Write ``text_to_write`` with the shipped RNN for ``seconds`` of simulated time, steered like a user
+    aiming at it, and save a picture of the window mid-writing (settings in a throwaway file)."""
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
+
+    app = _application()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SettingsStore(Path(tmp) / "settings.json")
+        prefs = store.load()
+        prefs.colour_scheme, prefs.speed_bps, prefs.auto_speed = colour_scheme, speed_bps, False
+        controller = WritingController(build_source("rnn", adapt=True), prefs)
+        window = MainWindow(controller, store, start_timer=False)
+        try:
+            window.resize(*size)
+            window.show()
+            app.processEvents()
+            controller.start()
+            zoom, view = controller.zoom, window.view
+            target = zoom.context + text_to_write
+            dt = 1.0 / fps
+            for _ in range(int(seconds * fps)):
+                wait_for_answers(zoom)  # the same picture however busy this machine is
+                x, y = target_pointer(zoom, target)
+                view.set_pointer_override(view.viewport().to_screen(x, y))
+                window.tick(dt)
+                app.processEvents()
+                if zoom.output == text_to_write:
+                    break
+            wait_for_answers(zoom)
+            window.tick(0.0)
+            window.update_status()
+            app.processEvents()
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # a real screen capture where there is a screen (e.g. Xvfb); the widget's own rendering offscreen
+            screen = window.screen()
+            offscreen = QApplication.platformName() == "offscreen"
+            picture = window.grab() if offscreen else screen.grabWindow(window.winId())
+            if not picture.save(str(path)):
+                raise OSError(f"could not save the screenshot to {path}")
+        finally:
+            window.close()
+    return path

@@ -1,0 +1,190 @@
+"""Drawing one frame of boxes, crosshair, pointer line and dwell ring with a QPainter.
+
+A pure function of its arguments, so the window, screenshots and the frame-time benchmark (painting into a
+QImage) draw identically. Colours, brushes, pens and fonts are built once per scheme and alphabet and kept in
+a small cache: a frame may hold thousands of boxes and allocating Qt objects for each would dominate its time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
+
+from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.zoom.geometry import Viewport, y_to_screen
+from dasher_rnn.zoom.model import Frame
+
+MIN_LABEL_PX = 8.0  # boxes lower than this on screen get no label
+LABEL_MARGIN_PX = 3.0
+
+# Strong, distinct fills for the high-contrast scheme (dark enough for white labels), by group name.
+_HIGH_CONTRAST_GROUPS = {
+    "lowercase": "#0b3d91",
+    "uppercase": "#8b0000",
+    "digits": "#006400",
+    "punctuation": "#6a0d83",
+    "space": "#3a3a3a",
+}
+_HIGH_CONTRAST_OTHER = ("#005f6b", "#7a4a00", "#4b0082", "#2f4f4f")
+
+
+@dataclass
+class _Palette:
+    """Everything one scheme needs to draw, built once."""
+
+    background: QColor
+    root: QBrush
+    fills: tuple[list[QBrush], list[QBrush]]  # by depth parity, then symbol index
+    glyphs: list[str]
+    outline: QPen  # also the label pen, so drawing a label needs no pen switch
+    crosshair: QPen
+    pointer: QPen
+    ring_track: QPen
+    ring_fill: QPen
+    bold: bool
+    label_scale: float  # label height as a fraction of the box height
+    label_cap: float  # largest label, as a fraction of the view height
+    fonts: dict[int, tuple[QFont, float]]  # pixel size -> (font, half its line height)
+    labels: dict[tuple[int, int], QStaticText]  # (symbol, pixel size) -> the glyph laid out once
+
+    def font(self, pixels: int) -> tuple[QFont, float]:
+        cached = self.fonts.get(pixels)
+        if cached is None:
+            font = QFont()
+            font.setPixelSize(pixels)
+            font.setBold(self.bold)
+            cached = self.fonts[pixels] = (font, QFontMetricsF(font).height() / 2)
+        return cached
+
+    def label(self, symbol: int, pixels: int) -> QStaticText:
+        """The symbol's glyph at this size; laying text out is most of a label's cost, so it is done once."""
+        key = (symbol, pixels)
+        text = self.labels.get(key)
+        if text is None:
+            text = self.labels[key] = QStaticText(self.glyphs[symbol])
+            text.setTextFormat(Qt.TextFormat.PlainText)
+            text.prepare(QTransform(), self.font(pixels)[0])
+        return text
+
+
+_PALETTES: dict[tuple, _Palette] = {}
+
+
+def _pen(colour: str | QColor, width: float = 0.0) -> QPen:
+    pen = QPen(QColor(colour))
+    pen.setWidthF(width)  # 0: a cosmetic one-pixel line
+    pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+    return pen
+
+
+def _palette(scheme: str, alphabet: Alphabet) -> _Palette:
+    key = (scheme, alphabet.name, alphabet.symbols)
+    palette = _PALETTES.get(key)
+    if palette is not None:
+        return palette
+    high = scheme == "high-contrast"
+    even: list[QBrush] = []
+    odd: list[QBrush] = []
+    group_index = {g.name: i for i, g in enumerate(alphabet.groups)}
+    for ch in alphabet.symbols:
+        group = alphabet.group_of(ch)
+        if high:
+            base = QColor(_HIGH_CONTRAST_GROUPS.get(group.name)
+                          or _HIGH_CONTRAST_OTHER[group_index[group.name] % len(_HIGH_CONTRAST_OTHER)])
+            # neighbours at alternate depths: the strong colour and a near-black, so every edge is obvious
+            even.append(QBrush(base))
+            odd.append(QBrush(base.darker(260)))
+        else:
+            base = QColor(group.colour)
+            even.append(QBrush(base.lighter(104)))
+            odd.append(QBrush(base.darker(112)))
+    palette = _Palette(
+        background=QColor("#000000" if high else "#ffffff"),
+        root=QBrush(QColor("#000000" if high else "#ffffff")),
+        fills=(even, odd),
+        glyphs=[alphabet.glyph(ch) for ch in alphabet.symbols],
+        outline=_pen("#ffffff" if high else "#3c3c3c", 1.5 if high else 0.0),
+        crosshair=_pen("#ffff00" if high else "#c00000", 3.0 if high else 2.0),
+        pointer=_pen("#ffff00" if high else "#c00000", 3.0 if high else 1.5),
+        ring_track=_pen("#808000" if high else "#bbbbbb", 4.0 if high else 3.0),
+        ring_fill=_pen("#ffff00" if high else "#c00000", 6.0 if high else 4.0),
+        bold=high,
+        label_scale=0.8 if high else 0.65,
+        label_cap=0.09 if high else 0.06,
+        fonts={},
+        labels={},
+    )
+    _PALETTES[key] = palette
+    return palette
+
+
+def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: Alphabet, scheme: str,
+                pointer_screen: tuple[float, float] | None, dwell_progress: float) -> None:
+    """Draw ``frame`` filling ``viewport`` (boxes largest first, so children cover their parents)."""
+    p = _palette(scheme, alphabet)
+    width, height, scale = viewport.width, viewport.height, viewport.scale
+    painter.fillRect(QRectF(0.0, 0.0, width, height), p.background)
+    painter.setPen(p.outline)  # for the labels here, the outlines at the end
+    fills = p.fills
+    rects: list[QRectF] = []
+    cap = max(10, int(height * p.label_cap))
+    label_scale = p.label_scale
+    current_font = 0
+    half_line = 0.0
+    label = p.label
+    for drawn in frame.boxes:
+        box = drawn.box
+        y1, y2 = drawn.y1, drawn.y2
+        top = y_to_screen(y1) * scale
+        bottom = y_to_screen(y2) * scale
+        left = width - (y2 - y1) * scale
+        symbol = box.symbol
+        rect = QRectF(left, top, width - left, bottom - top)
+        painter.fillRect(rect, p.root if symbol < 0 else fills[box.depth & 1][symbol])
+        rects.append(rect)
+        if symbol < 0:
+            continue
+        # label the part of the box on screen, centred vertically, at its left edge
+        vis_top = top if top > 0.0 else 0.0
+        vis_bottom = bottom if bottom < height else height
+        shown = vis_bottom - vis_top
+        if shown < MIN_LABEL_PX:
+            continue
+        pixels = int(shown * label_scale)
+        if pixels > cap:
+            pixels = cap
+        elif pixels < 6:
+            pixels = 6
+        if pixels != current_font:
+            font, half_line = p.font(pixels)
+            painter.setFont(font)
+            current_font = pixels
+        x = (left if left > 0.0 else 0.0) + LABEL_MARGIN_PX
+        painter.drawStaticText(QPointF(x, (vis_top + vis_bottom) / 2 - half_line), label(symbol, pixels))
+    # Outlines in one call: a box's outline never crosses its descendants (they lie inside it, at most touching
+    # its edges), so drawing them last looks the same as drawing each with its box.
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawRects(rects)
+    _paint_crosshair(painter, p, viewport, pointer_screen, dwell_progress)
+
+
+def _paint_crosshair(painter: QPainter, p: _Palette, viewport: Viewport, pointer_screen: tuple[float, float] | None,
+                     dwell_progress: float) -> None:
+    cx, cy = viewport.crosshair
+    arm = viewport.height * 0.03
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    if pointer_screen is not None:
+        painter.setPen(p.pointer)
+        painter.drawLine(QPointF(cx, cy), QPointF(pointer_screen[0], pointer_screen[1]))
+    painter.setPen(p.crosshair)
+    painter.drawLine(QPointF(cx - arm, cy), QPointF(cx + arm, cy))
+    painter.drawLine(QPointF(cx, cy - arm), QPointF(cx, cy + arm))
+    if dwell_progress > 0:
+        radius = viewport.height * 0.045
+        ring = QRectF(cx - radius, cy - radius, 2 * radius, 2 * radius)
+        painter.setPen(p.ring_track)
+        painter.drawEllipse(ring)
+        painter.setPen(p.ring_fill)
+        painter.drawArc(ring, 90 * 16, -int(360 * 16 * min(dwell_progress, 1.0)))  # clockwise from the top

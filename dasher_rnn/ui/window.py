@@ -1,0 +1,531 @@
+"""The main window: wires the controls, the frame timer and the input devices to a WritingController.
+
+Everything about writing (zooming, start and stop, dwell, speed control, learning) happens in the
+controller; the window only feeds it pointer positions, draws the frames it returns, shows the text and
+figures, and keeps the preferences saved.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QElapsedTimer, QRectF, QSignalBlocker, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSpinBox,
+    QSplitter,
+    QToolBar,
+    QWidget,
+)
+
+from dasher_rnn.input.gaze import GazeSource, GazeSourceError
+from dasher_rnn.input.one_euro import OneEuroFilter
+from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.settings import SPEED_RANGE, SettingsError, SettingsStore
+from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
+from dasher_rnn.ui.speech import Speaker
+from dasher_rnn.ui.text_panel import OutputPanel
+from dasher_rnn.ui.view import DasherView
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.model import Frame
+
+log = logging.getLogger(__name__)
+
+INPUT_LABELS = {"mouse": "Mouse", "gaze-udp": "Gaze over UDP", "tobii": "Tobii eye tracker"}
+SCHEME_LABELS = {"default": "Default", "high-contrast": "High contrast"}
+DEFAULT_INTERVAL_MS = 16
+MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
+STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them every frame is wasted work
+SAVE_DELAY_MS = 500  # a spin box held down changes many times a second: save once it settles
+
+
+def frame_interval_ms(refresh_hz: float) -> int:
+    """One frame per screen refresh (16 ms when the screen does not say)."""
+    return max(4, round(1000 / refresh_hz)) if refresh_hz and refresh_hz > 1 else DEFAULT_INTERVAL_MS
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, controller: WritingController, store: SettingsStore, start_timer: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.store = store
+        self.gaze: GazeSource | None = None
+        self.frames = 0
+        self._closed = False
+        self._running_shown: bool | None = None
+        self._since_status = STATUS_SECONDS
+        self._notices: dict[str, str] = {}
+        self.speaker = Speaker()
+        self.setWindowTitle(f"dasher-rnn ({getattr(controller.source, 'name', 'model')})")
+
+        self.view = DasherView(controller.zoom.alphabet)
+        self.panel = OutputPanel()
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.panel)
+        splitter.addWidget(self.view)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(splitter)
+        splitter.setSizes([150, 650])
+
+        self._build_actions()
+        self._build_menus()
+        self._build_toolbars()
+        self._build_status_bar()
+        self.view.clicked.connect(self._on_view_clicked)
+
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self.save_prefs)
+
+        self._apply_prefs()
+        if store.notice:
+            self.set_notice("settings", store.notice)
+
+        self._clock = QElapsedTimer()
+        self._clock.start()
+        self.timer = QTimer(self)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        screen = QGuiApplication.primaryScreen()
+        self.timer.setInterval(frame_interval_ms(screen.refreshRate() if screen is not None else 0.0))
+        self.timer.timeout.connect(self.tick)
+        self.tick(0.0)
+        if start_timer:
+            self.timer.start()
+        self.resize(1100, 800)
+        self.view.setFocus()
+
+    # -- building -----------------------------------------------------------------------
+    def _action(self, text: str, slot, shortcut: QKeySequence | str | None = None, tip: str = "",
+                checkable: bool = False) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+        action.setCheckable(checkable)
+        action.triggered.connect(slot)
+        self.addAction(action)  # shortcuts work whichever widget has the focus
+        return action
+
+    def _build_actions(self) -> None:
+        self.start_action = self._action("Start", self.toggle_running, "Space", "Start or stop writing (Space)")
+        self.turbo_action = self._action("Turbo", self._on_turbo, None,
+                                         "Zoom faster while this is on or while Shift is held", checkable=True)
+        self.copy_action = self._action("Copy all", self.copy_all, "Ctrl+Shift+C", "Copy all the text to the clipboard")
+        self.clear_action = self._action("Clear", self.clear_text, None, "Throw away all the text")
+        self.save_action = self._action("Save…", self.save_text, QKeySequence.StandardKey.Save,
+                                        "Save all the text to a UTF-8 file")
+        self.speak_action = self._action("Speak", self.speak, "Ctrl+R", "Read the current message aloud")
+        if not self.speaker.available:
+            self.speak_action.setEnabled(False)
+            self.speak_action.setToolTip(self.speaker.reason)
+            self.speak_action.setStatusTip(self.speaker.reason)
+        self.new_message_action = self._action("New message", self.new_message, "Ctrl+N",
+                                               "Finish this message and start the next (Ctrl+N)")
+        self.quit_action = self._action("Quit", self.close, QKeySequence.StandardKey.Quit, "Close the window")
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.save_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        text_menu = bar.addMenu("&Text")
+        for action in (self.copy_action, self.clear_action, self.new_message_action, self.speak_action):
+            text_menu.addAction(action)
+        writing_menu = bar.addMenu("&Writing")
+        writing_menu.addAction(self.start_action)
+        writing_menu.addAction(self.turbo_action)
+
+    def _build_toolbars(self) -> None:
+        """Writing controls on the first row; text actions and how things look on the second (one row does
+        not fit a laptop screen)."""
+        controls = QToolBar("Writing")
+        controls.setObjectName("writing-toolbar")
+        controls.addAction(self.start_action)
+        controls.addAction(self.turbo_action)
+
+        self.speed_box = QDoubleSpinBox()
+        self.speed_box.setRange(*SPEED_RANGE)
+        self.speed_box.setSingleStep(0.1)
+        self.speed_box.setDecimals(1)
+        self.speed_box.setSuffix(" bits/s")
+        self.speed_box.setToolTip("Zoom speed: the most information per second you write")
+        self.speed_box.valueChanged.connect(self._on_speed)
+        controls.addWidget(QLabel(" Speed "))
+        controls.addWidget(self.speed_box)
+
+        self.auto_speed_box = QCheckBox("Auto")
+        self.auto_speed_box.toggled.connect(self._on_auto_speed)
+        controls.addWidget(self.auto_speed_box)
+        controls.addSeparator()
+
+        self.input_box = QComboBox()
+        for name, label in INPUT_LABELS.items():
+            self.input_box.addItem(label, name)
+        self.input_box.setToolTip("What moves the pointer")
+        self.input_box.currentIndexChanged.connect(self._on_input)
+        controls.addWidget(QLabel(" Input "))
+        controls.addWidget(self.input_box)
+
+        self.preset_box = QComboBox()
+        for name, p in PRESETS.items():
+            self.preset_box.addItem(p.label, name)
+        self.preset_box.setToolTip("Starting settings for your input device (speed, dwell, smoothing)")
+        self.preset_box.currentIndexChanged.connect(self._on_preset)
+        controls.addWidget(QLabel(" Preset "))
+        controls.addWidget(self.preset_box)
+        controls.addSeparator()
+
+        self.adapt_box = QCheckBox("Adapt")
+        self.adapt_box.toggled.connect(self._on_adaptation)
+        controls.addWidget(self.adapt_box)
+        self.addToolBar(controls)
+        self.addToolBarBreak()
+
+        text = QToolBar("Text")
+        text.setObjectName("text-toolbar")
+        for action in (self.new_message_action, self.copy_action, self.save_action, self.speak_action,
+                       self.clear_action):
+            text.addAction(action)
+        text.addSeparator()
+
+        self.font_box = QSpinBox()
+        self.font_box.setRange(6, 96)
+        self.font_box.setSuffix(" pt")
+        self.font_box.setToolTip("Size of the text panel's font")
+        self.font_box.valueChanged.connect(self._on_font_size)
+        text.addWidget(QLabel(" Font "))
+        text.addWidget(self.font_box)
+
+        self.scheme_box = QComboBox()
+        for name, label in SCHEME_LABELS.items():
+            self.scheme_box.addItem(label, name)
+        self.scheme_box.setToolTip("Colours of the boxes and the text")
+        self.scheme_box.currentIndexChanged.connect(self._on_scheme)
+        text.addWidget(QLabel(" Colours "))
+        text.addWidget(self.scheme_box)
+        self.addToolBar(text)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.speed_label = QLabel()
+        self.rate_label = QLabel()
+        self.cpm_label = QLabel()
+        self.adaptation_label = QLabel()
+        self.profile_label = QLabel()
+        self.notice_label = QLabel()
+        self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for label in (self.speed_label, self.rate_label, self.cpm_label, self.adaptation_label, self.profile_label):
+            bar.addWidget(label)
+        bar.addWidget(self.notice_label, 1)
+
+    # -- preferences ----------------------------------------------------------------------
+    def _apply_prefs(self) -> None:
+        """Show the loaded preferences in the controls and put them into effect (without re-saving them)."""
+        prefs, c = self.controller.prefs, self.controller
+        with QSignalBlocker(self.speed_box):
+            self.speed_box.setValue(c.speed_bps)
+        self._show_auto_speed()
+        with QSignalBlocker(self.preset_box):
+            self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(c.preset.name)))
+        with QSignalBlocker(self.font_box):
+            self.font_box.setValue(prefs.font_size)
+        with QSignalBlocker(self.scheme_box):
+            self.scheme_box.setCurrentIndex(max(0, self.scheme_box.findData(prefs.colour_scheme)))
+        self.panel.set_font_size(prefs.font_size)
+        self.panel.set_scheme(prefs.colour_scheme)
+        self.view.scheme = prefs.colour_scheme
+        self._setup_adaptation()
+        self.set_input(prefs.input, remember=False)
+
+    def _setup_adaptation(self) -> None:
+        session = self.session
+        with QSignalBlocker(self.adapt_box):
+            self.adapt_box.setChecked(self.controller.prefs.adaptation and session is not None)
+        if session is None:
+            why = "This model does not learn while you write" if getattr(self.controller.source, "name", "") != "rnn" \
+                else "Adaptation was off when the app started: tick to turn it on from the next start"
+            self.adapt_box.setToolTip(why)
+            self.adapt_box.setEnabled(getattr(self.controller.source, "name", "") == "rnn")
+        else:
+            self.adapt_box.setToolTip("Learn from what you write (the model adapts to you)")
+            if not self.controller.prefs.adaptation:
+                session.pause()
+
+    @property
+    def session(self):
+        return getattr(self.controller.source, "session", None)
+
+    def prefs_changed(self) -> None:
+        """Save soon (the change is already in ``controller.prefs``)."""
+        self._save_timer.start()
+
+    def save_prefs(self) -> None:
+        self._save_timer.stop()
+        try:
+            self.store.save(self.controller.prefs)
+        except SettingsError as exc:
+            self.set_notice("settings", str(exc))
+
+    def _on_speed(self, value: float) -> None:
+        self.controller.set_speed(value)
+        self.prefs_changed()
+
+    def _show_auto_speed(self) -> None:
+        """The box follows the setting; presets that keep the speed fixed (gaze) grey it out."""
+        allowed = self.controller.preset.auto_speed
+        with QSignalBlocker(self.auto_speed_box):
+            self.auto_speed_box.setChecked(self.controller.prefs.auto_speed)
+        self.auto_speed_box.setEnabled(allowed)
+        self.auto_speed_box.setToolTip("Adjust the speed automatically to how you steer" if allowed
+                                       else "This input preset keeps the speed fixed")
+
+    def _on_auto_speed(self, on: bool) -> None:
+        self.controller.prefs.auto_speed = on
+        self.prefs_changed()
+
+    def _on_preset(self, index: int) -> None:
+        name = self.preset_box.itemData(index)
+        self.select_preset(name)
+
+    def select_preset(self, name: str) -> None:
+        """The user picked a preset: it brings its speeds (and smoothing for gaze)."""
+        p = self.controller.apply_preset(name, adopt_speeds=True)
+        with QSignalBlocker(self.preset_box):
+            self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(name)))
+        with QSignalBlocker(self.speed_box):
+            self.speed_box.setValue(self.controller.speed_bps)
+        self._show_auto_speed()
+        if self.gaze is not None:
+            self.gaze.smoothing = OneEuroFilter(p.smoothing_min_cutoff, p.smoothing_beta)
+        self._running_shown = None  # the hint depends on the preset
+        self.prefs_changed()
+
+    def _on_adaptation(self, on: bool) -> None:
+        self.controller.prefs.adaptation = on
+        session = self.session
+        if session is not None:
+            session.resume() if on else session.pause()
+        elif on:
+            self.set_notice("adaptation", "Adaptation will be on from the next start.")
+        self.prefs_changed()
+        self.update_status()
+
+    def _on_font_size(self, size: int) -> None:
+        self.controller.prefs.font_size = size
+        self.panel.set_font_size(size)
+        self.prefs_changed()
+
+    def _on_scheme(self, index: int) -> None:
+        self.set_scheme(self.scheme_box.itemData(index))
+
+    def set_scheme(self, scheme: str) -> None:
+        self.controller.prefs.colour_scheme = scheme
+        with QSignalBlocker(self.scheme_box):
+            self.scheme_box.setCurrentIndex(max(0, self.scheme_box.findData(scheme)))
+        self.view.scheme = scheme
+        self.panel.set_scheme(scheme)
+        self.panel.set_font_size(self.controller.prefs.font_size)
+        self.view.update()
+        self.prefs_changed()
+
+    # -- input ----------------------------------------------------------------------------
+    def _on_input(self, index: int) -> None:
+        self.set_input(self.input_box.itemData(index), remember=True)
+
+    def set_input(self, name: str, remember: bool = True) -> None:
+        """Switch the pointer to the mouse or a gaze source; a source that cannot start falls back to the mouse.
+
+        ``remember`` (a choice by the user) saves it; at start-up a missing tracker does not overwrite the saved
+        choice, so it is tried again next time.
+        """
+        self._close_gaze()
+        prefs = self.controller.prefs
+        if name not in GAZE_INPUTS:
+            name = "mouse"
+            self.set_notice("input", "")
+        else:
+            try:
+                self.gaze = open_gaze_source(name, prefs.gaze_port, self.controller.preset)
+            except GazeSourceError as exc:
+                self.set_notice("input", f"{INPUT_LABELS[name]}: {exc}; using the mouse.")
+                name = "mouse"
+            else:
+                where = f" on UDP port {self.gaze.port}" if hasattr(self.gaze, "port") else ""
+                self.set_notice("input", f"Listening for gaze{where}.")
+                if remember and self.controller.preset.name == "mouse":
+                    self.select_preset("eye-tracker")  # clicking to start and fast zooming do not suit gaze
+        self.view.use_mouse = name == "mouse"
+        self.view.set_pointer_override(None)
+        with QSignalBlocker(self.input_box):
+            self.input_box.setCurrentIndex(max(0, self.input_box.findData(name)))
+        if remember:
+            prefs.input = name
+            self.prefs_changed()
+
+    def _close_gaze(self) -> None:
+        gaze, self.gaze = self.gaze, None
+        if gaze is not None:
+            gaze.close()
+
+    def _pointer_screen(self) -> tuple[tuple[float, float] | None, bool]:
+        """(where the pointer is in view pixels, whether it counts as inside the view)."""
+        if self.gaze is not None:
+            sample = self.gaze.latest()
+            if sample is None:
+                self.view.set_pointer_override(None)
+                return None, False
+            screen = self.view.screen() or QGuiApplication.primaryScreen()
+            point = gaze_to_view(sample, screen.geometry(), self.view)
+            self.view.set_pointer_override(point)
+            return (point.x(), point.y()), QRectF(self.view.rect()).contains(point)
+        pointer = self.view.pointer_screen
+        return pointer, pointer is not None
+
+    # -- frames -----------------------------------------------------------------------------
+    def tick(self, dt: float | None = None) -> Frame:
+        """One frame: read the pointer, step the controller, draw. ``dt`` (seconds) defaults to the time
+        since the last frame; tests and scripts pass a fixed one."""
+        elapsed = self._clock.restart() / 1000.0
+        if dt is None:
+            dt = min(elapsed, MAX_DT)
+        pointer_screen, inside = self._pointer_screen()
+        pointer = self.view.viewport().to_dasher(*pointer_screen) if pointer_screen is not None and inside else None
+        shift = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
+        self.controller.turbo = self.turbo_action.isChecked() or shift
+        frame = self.controller.frame(pointer, dt)
+        self.view.set_frame(frame, self.controller.dwell.progress)
+        self.panel.show_text(self.controller.text)
+        self.frames += 1
+        if self.controller.running != self._running_shown:
+            self._show_running()
+        self._since_status += dt
+        if self._since_status >= STATUS_SECONDS:
+            self.update_status()
+        return frame
+
+    def _show_running(self) -> None:
+        running = self._running_shown = self.controller.running
+        self.start_action.setText("Stop" if running else "Start")
+        if running:
+            self.view.hint = ""
+        elif self.controller.preset.dwell_start:
+            self.view.hint = "Stopped: rest the pointer on the crosshair to start"
+        else:
+            self.view.hint = "Stopped: click or press Space to start"
+        self.view.update()
+
+    def toggle_running(self) -> None:
+        self.controller.toggle()
+        self._show_running()
+
+    def _on_view_clicked(self) -> None:
+        self.view.setFocus()
+        if self.controller.preset.start_on_click:
+            self.toggle_running()
+
+    def _on_turbo(self, on: bool) -> None:
+        self.controller.turbo = on
+
+    # -- status ---------------------------------------------------------------------------
+    def update_status(self) -> None:
+        self._since_status = 0.0
+        c = self.controller
+        stats = c.stats()
+        self.speed_label.setText(f"Speed {stats.speed_bps:.1f} bits/s")
+        self.rate_label.setText(f"{stats.bits_per_second:.1f} bits/s now")
+        self.cpm_label.setText(f"{stats.chars_per_minute:.0f} chars/min")
+        adaptation = c.adaptation_stats()
+        if adaptation is None or not adaptation.get("adapting", False):
+            self.adaptation_label.setText("adaptation off")
+        else:
+            self.adaptation_label.setText(f"adapting: {adaptation.get('updates', 0)} updates, "
+                                          f"{adaptation.get('rollbacks', 0)} rollbacks")
+        profile = adaptation.get("profile") if adaptation is not None else None
+        self.profile_label.setText(f"profile: {profile}" if profile else "profile: none")
+        session_notice = adaptation.get("notice") if adaptation is not None else None
+        if session_notice and self._notices.get("profile") != session_notice:
+            self.set_notice("profile", session_notice)
+        if (abs(self.speed_box.value() - c.speed_bps) >= 0.05 and not self.speed_box.hasFocus()):
+            with QSignalBlocker(self.speed_box):  # auto speed moved the setting
+                self.speed_box.setValue(c.speed_bps)
+
+    def set_notice(self, key: str, text: str) -> None:
+        """Keep one notice per topic (settings, profile, input...) in the status bar; empty text removes it."""
+        if text:
+            self._notices[key] = text
+        else:
+            self._notices.pop(key, None)
+        joined = "  ·  ".join(self._notices.values())
+        self.notice_label.setText(joined)
+        self.notice_label.setToolTip(joined)
+
+    @property
+    def notice(self) -> str:
+        return self.notice_label.text()
+
+    # -- text actions -------------------------------------------------------------------------
+    def copy_all(self) -> None:
+        QGuiApplication.clipboard().setText(self.controller.text)
+
+    def clear_text(self) -> None:
+        self.controller.clear()
+        self.panel.show_text(self.controller.text)
+
+    def new_message(self) -> None:
+        self.controller.new_message()
+        self.panel.show_text(self.controller.text)
+
+    def save_text(self, path: str | Path | None = None) -> bool:
+        """Write all the text as UTF-8 (asking where when no path is given); errors go to a message box."""
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self, "Save the text", str(Path.home() / "dasher.txt"),
+                                                  "Text files (*.txt);;All files (*)")
+            if not path:
+                return False
+        try:
+            Path(path).write_text(self.controller.text, encoding="utf-8")
+        except OSError as exc:
+            QMessageBox.warning(self, "Save the text", f"Could not save the text to {path}:\n{exc}")
+            return False
+        self.statusBar().showMessage(f"Saved to {path}", 4000)
+        return True
+
+    def speak(self) -> None:
+        """Say the current message, or the last finished one right after New message."""
+        c = self.controller
+        text = c.zoom.output.strip() or next((line for line in reversed(c.history.splitlines()) if line.strip()), "")
+        self.speaker.speak(text)
+
+    # -- closing ------------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """Stop frames, keep the preferences, release the gaze source and the model (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.timer.stop()
+        c = self.controller
+        if c.prefs.auto_speed:
+            c.set_speed(c.speed_bps)  # remember where auto speed got to, as Dasher does
+        self.save_prefs()
+        self._close_gaze()
+        self.speaker.stop()
+        c.close()
