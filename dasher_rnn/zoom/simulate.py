@@ -2,7 +2,8 @@
 
 The user points at the centre of the deepest box of the target text that is on screen, at a
 distance from the right edge of half its height (which asks the zoom to make that box fill the
-view) but no less than its distance from the crosshair's height; when the text above the root
+view) but no less than half its distance from the crosshair's height (a target off to the side
+is brought level while it is zoomed into, rather than swept past); when the text above the root
 is wrong, they point left of the crosshair to reverse.
 Simulated time advances a fixed ``1/fps`` per frame. With an asynchronous source the run waits
 for the model's answers between frames (``lockstep``) so the result does not depend on this
@@ -23,6 +24,7 @@ from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MI
 from dasher_rnn.zoom.model import Frame, ZoomModel
 
 REVERSE_X = 1.8 * ORIGIN_X  # where the simulated user points to back out
+STEER = 0.5  # how far right of the crosshair (per unit of height away from it) an off-centre target is aimed at
 
 
 def target_pointer(zoom: ZoomModel, target: str) -> tuple[float, float]:
@@ -41,9 +43,7 @@ def target_pointer(zoom: ZoomModel, target: str) -> tuple[float, float]:
         if box is None or y2 - y1 < 1.0:
             break
     centre = min(max((y1 + y2) / 2, VISIBLE_MIN), VISIBLE_MAX)
-    # no closer to the right edge than the target is far from the crosshair's height: a target off to the
-    # side is first brought level (mostly moving) before it is zoomed into, rather than swept past
-    return max((y2 - y1) / 2, abs(centre - ORIGIN_Y), 1.0), centre
+    return max((y2 - y1) / 2, STEER * abs(centre - ORIGIN_Y), 1.0), centre
 
 
 @dataclass
@@ -68,6 +68,7 @@ class SimulationResult:
         return {
             "phrases": len(self.phrases),
             "failed": len(self.failed),
+            "failed_phrases": self.failed[:10],
             "characters": chars,
             "seconds": round(seconds, 2),
             "chars_per_minute": round(60 * chars / seconds, 2) if seconds else 0.0,
