@@ -45,13 +45,14 @@ def run_app(model: str = "rnn", model_dir: str | Path | None = None, profile: st
     controller = WritingController(source, prefs)
     window = MainWindow(controller, store)
     window.show()
-    # Ctrl+C in the terminal closes the window properly (settings saved, model closed); the frame timer
-    # gives Python the chance to run the handler.
-    previous = signal.signal(signal.SIGINT, lambda *_: window.close())
+    # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
+    # closed); the frame timer gives Python the chance to run the handler.
+    previous = {sig: signal.signal(sig, lambda *_: window.close()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         return app.exec()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour_scheme: str = "default",
