@@ -323,6 +323,51 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="the predictor as a local HTTP JSON + WebSocket API for other frontends")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (anything but loopback needs a token)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token", default=None, help="clients must send 'Authorization: Bearer TOKEN' "
+                                                 "(default: $DASHER_RNN_TOKEN; required off loopback)")
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
+    p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)")
+    p.add_argument("--backend", default="auto", help="predictor backend of stateless requests and non-adapting "
+                                                     "sessions: auto, onnx, torch, cuda (adapting sessions use torch)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictors")
+    p.add_argument("--budget", type=int, default=3000, help="cached context states per session")
+    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="a web origin (e.g. https://example.org) whose pages may use the API (repeatable); "
+                        "loopback origins always may")
+    p.add_argument("--max-body-bytes", type=int, default=256 * 1024, help="largest request body or WebSocket message")
+    p.add_argument("--max-contexts", type=int, default=256, help="contexts in one request")
+    p.add_argument("--max-sessions", type=int, default=8)
+    p.add_argument("--max-handles", type=int, default=10_000, help="context handles one session holds")
+    p.add_argument("--max-nodes", type=int, default=100_000, help="context-tree nodes one session holds")
+    p.add_argument("--max-text", type=int, default=10_000, help="characters of a context text or a commit")
+    p.add_argument("--max-symbols", type=int, default=64, help="symbols appended below a parent in one request")
+    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=_cmd_serve)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import torch
+
+    from dasher_rnn.api.server import ServerConfig, run_server
+    from dasher_rnn.api.sessions import Limits
+
+    limits = Limits(max_body_bytes=args.max_body_bytes, max_contexts=args.max_contexts, max_sessions=args.max_sessions,
+                    max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
+                    max_symbols=args.max_symbols)
+    config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
+                          profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
+                          budget=args.budget, limits=limits, allow_origins=args.allow_origin,
+                          log_level=args.log_level).checked()
+    torch.set_num_threads(args.threads)
+    print(f"dasher-rnn serve: http://{args.host}:{args.port}/v1 (schema at /docs), model {args.model_dir}", flush=True)
+    run_server(config)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dasher-rnn", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -333,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_adapt(sub)
     _add_app(sub)
     _add_simulate(sub)
+    _add_serve(sub)
     return parser
 
 

@@ -1,0 +1,195 @@
+"""Predictor API speed on loopback. Prints JSON.
+
+    python bench/api_bench.py [--model-dir models/english-lstm] [--clients 50] [--requests 200]
+
+Starts `dasher-rnn serve` in its own process on a free loopback port, then:
+- latency (one client, one request at a time, after a warm-up): a distributions request for 1 fresh
+  context and for 64 fresh contexts (children not yet expanded, so each needs the model), over HTTP
+  and for 1 context over the WebSocket; creating and releasing the contexts is not timed;
+- load: ``--clients`` concurrent clients (own connection each, spread over ``--sessions`` sessions)
+  each make ``--requests`` requests, cycling: create a fresh child with its distribution, ask for its
+  distribution again, release it. Any non-2xx answer or failure counts as an error.
+Sessions adapt (torch backend), as a frontend's would; nothing is committed, so weights stay fixed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from dasher_rnn.api.client import DasherClient
+from dasher_rnn.paths import DEFAULT_MODEL_DIR
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(args, profiles: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "dasher_rnn", "serve", "--port", str(port), "--model-dir", args.model_dir,
+           "--profiles-dir", profiles, "--threads", str(args.threads), "--max-sessions", str(args.sessions + 1)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited with {proc.returncode}")
+        try:
+            if httpx.get(url + "/v1/health", timeout=1).json()["status"] == "ok":
+                return proc, url
+        except (httpx.HTTPError, ValueError, KeyError):
+            pass
+        time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit("the server did not start")
+
+
+def stats(seconds: list[float]) -> dict:
+    t = np.array(seconds) * 1e3
+    return {"n": len(t), "p50_ms": round(float(np.percentile(t, 50)), 2), "p99_ms": round(float(np.percentile(t, 99)), 2),
+            "mean_ms": round(float(t.mean()), 2)}
+
+
+def fresh_symbols(rng: np.random.Generator) -> str:
+    return "".join(rng.choice(list(LETTERS), 2))
+
+
+def latency(url: str, repeats: int, big_repeats: int, rng: np.random.Generator) -> dict:
+    """Each timed request asks for children (one model step each) of a parent whose state is ready."""
+    with DasherClient(url) as client:
+        symbols = client.symbols
+        session = client.open_session(adapt=True)
+        root = session.root("Hello, how are you today? I was wondering whether")
+
+        def parent() -> int:
+            handle, _ = session.contexts([{"parent": root, "symbols": fresh_symbols(rng)}], format="counts")
+            return handle[0]
+
+        single, big, ws_single = [], [], []
+        for i in range(repeats + 10):
+            p = parent()
+            h = session.child(p, symbols[int(rng.integers(len(symbols)))])
+            start = time.perf_counter()
+            session.distributions([h])
+            if i >= 10:
+                single.append(time.perf_counter() - start)
+            session.release(p)
+        for i in range(big_repeats + 3):
+            p = parent()
+            handles, _ = session.contexts([{"parent": p, "symbols": ch} for ch in symbols[:64]])
+            start = time.perf_counter()
+            session.distributions(handles)
+            if i >= 3:
+                big.append(time.perf_counter() - start)
+            session.release(p)
+        with session.websocket() as ws:
+            for i in range(repeats + 10):
+                p = ws.call("context", parent=root, symbols=fresh_symbols(rng), format="counts")["handle"]
+                h = ws.call("context", parent=p, symbols=symbols[int(rng.integers(len(symbols)))])["handle"]
+                start = time.perf_counter()
+                ws.call("distributions", contexts=[h])
+                if i >= 10:
+                    ws_single.append(time.perf_counter() - start)
+                ws.call("release", context=p)
+        session.close(save=False)
+    return {"http_1_context": stats(single), "http_64_contexts": stats(big), "websocket_1_context": stats(ws_single)}
+
+
+async def load(url: str, clients: int, requests: int, sessions: int) -> dict:
+    async with httpx.AsyncClient(base_url=url, timeout=120) as setup:
+        sids = []
+        for _ in range(sessions):
+            r = await setup.post("/v1/sessions", json={"adapt": True})
+            r.raise_for_status()
+            sids.append(r.json()["session"])
+    errors: list[str] = []
+    times: list[float] = []
+
+    async def one_client(k: int) -> None:
+        rng = np.random.default_rng(k)
+        sid = sids[k % len(sids)]
+        base = f"/v1/sessions/{sid}"
+        async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+            r = await http.post(base + "/contexts", json={"text": f"Client {k} says: I"})
+            root = r.json()["handle"]
+            handle = None
+            for i in range(requests):
+                start = time.perf_counter()
+                try:
+                    step = i % 3
+                    if step == 0:
+                        r = await http.post(base + "/contexts", json={"parent": root, "symbols": fresh_symbols(rng),
+                                                                      "format": "counts"})
+                        if r.status_code == 201:
+                            handle = r.json()["handle"]
+                    elif step == 1:
+                        r = await http.post(base + "/distributions", json={"contexts": [handle]})
+                    else:
+                        r = await http.delete(f"{base}/contexts/{handle}")
+                    if not r.is_success:
+                        errors.append(f"{r.status_code} {r.text[:200]}")
+                except httpx.HTTPError as exc:
+                    errors.append(repr(exc))
+                times.append(time.perf_counter() - start)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one_client(k) for k in range(clients)))
+    wall = time.perf_counter() - start
+    async with httpx.AsyncClient(base_url=url, timeout=120) as setup:
+        for sid in sids:
+            await setup.delete(f"/v1/sessions/{sid}", params={"save": "false"})
+    return {"clients": clients, "requests_per_client": requests, "sessions": sessions, "requests": len(times),
+            "errors": len(errors), "first_errors": errors[:5], "wall_s": round(wall, 2),
+            "requests_per_s": round(len(times) / wall, 1), "latency_under_load": stats(times)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--sessions", type=int, default=4, help="sessions the concurrent clients share")
+    parser.add_argument("--repeats", type=int, default=300, help="timed 1-context requests")
+    parser.add_argument("--big-repeats", type=int, default=100, help="timed 64-context requests")
+    parser.add_argument("--threads", type=int, default=1, help="the server's predictor threads")
+    args = parser.parse_args()
+    if not Path(args.model_dir).is_dir():
+        raise SystemExit(f"no model at {args.model_dir}")
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as profiles:
+        proc, url = start_server(args, profiles)
+        try:
+            report = {
+                "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                            "python": platform.python_version()},
+                "model_dir": args.model_dir, "server_threads": args.threads,
+                "latency": latency(url, args.repeats, args.big_repeats, rng),
+                "load": asyncio.run(load(url, args.clients, args.requests, args.sessions)),
+            }
+        finally:
+            proc.terminate()  # SIGTERM: a graceful shutdown
+            proc.wait(60)
+    report["single_context_p99_ok"] = report["latency"]["http_1_context"]["p99_ms"] <= 50.0
+    report["load_without_errors"] = report["load"]["errors"] == 0
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,283 @@
+"""The FastAPI application: routes, the WebSocket, uniform JSON errors, startup and graceful shutdown.
+
+Every error a client can cause is a 4xx with ``{"error": {"code": ..., "message": ...}}``; anything
+else is logged and answered with a 500 of the same shape, and the server goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import asynccontextmanager
+from typing import Annotated
+
+import numpy as np
+from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import Response
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dasher_rnn import __version__
+from dasher_rnn.api import ops
+from dasher_rnn.api import schemas as s
+from dasher_rnn.api.guard import LOOPBACK_ORIGIN, Guard
+from dasher_rnn.api.sessions import ApiError, Registry
+
+log = logging.getLogger(__name__)
+
+ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429)}
+STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
+                422: "invalid_request", 429: "limit_reached"}
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return str(obj)
+
+
+class JSONBytes(Response):
+    """Plain ``json.dumps`` (ASCII-escaped, so even lone surrogates in an echoed input encode)."""
+
+    media_type = "application/json"
+
+    def render(self, content) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":"), allow_nan=False,
+                          default=_json_default).encode()
+
+
+def error_response(status: int, code: str, message: str, **extra) -> JSONBytes:
+    return JSONBytes({"error": {"code": code, "message": message, **extra}}, status_code=status)
+
+
+def _describe(errors: list[dict]) -> tuple[str, list[dict]]:
+    details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+               for e in errors]
+    first = details[0] if details else {"loc": [], "msg": "invalid request"}
+    where = ".".join(p for p in first["loc"] if p != "body") or "body"
+    return f"{where}: {first['msg']}", details
+
+
+def create_app(registry: Registry, *, token: str | None = None, loopback: bool = True,
+               allow_origins: list[str] | None = None) -> FastAPI:
+    """The API over ``registry``; its predictor loads on startup and its sessions close (saving) on shutdown."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        await registry.start()
+        try:
+            yield
+        finally:
+            await registry.close_all(save=True)
+
+    app = FastAPI(title="dasher-rnn predictor API", version=__version__, lifespan=lifespan,
+                  default_response_class=JSONBytes, responses=ERRORS,
+                  description="Next-character distributions from an adaptive character LSTM, for Dasher-style, "
+                              "AAC and BCI frontends. See docs/API.md.")
+    app.state.registry = registry
+    origins = set(allow_origins or [])
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError):
+        return JSONBytes(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError):
+        errors = list(exc.errors())
+        if any(e.get("type") == "json_invalid" for e in errors):
+            ctx = errors[0].get("ctx") or {}
+            return error_response(400, "bad_json", f"body is not valid JSON: {ctx.get('error', 'decode error')}")
+        message, details = _describe(errors)
+        return error_response(422, "invalid_request", message, details=details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException):
+        code = STATUS_CODES.get(exc.status_code, "error")
+        message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no such endpoint: {request.method} {request.url.path}"
+        return error_response(exc.status_code, code, message)
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception):
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal_error", f"internal error ({type(exc).__name__}); the server goes on")
+
+    def session(sid: str):
+        return registry.get(sid)
+
+    # -- server ----------------------------------------------------------------------
+    @app.get("/v1/health", response_model=s.Health, tags=["server"])
+    async def health():
+        return JSONBytes(ops.health(registry))
+
+    @app.get("/v1/model", response_model=s.ModelInfo, tags=["server"])
+    async def model():
+        """The model, its alphabet (distributions are in this symbol order), the floor and the limits."""
+        return JSONBytes(ops.model_info(registry))
+
+    @app.post("/v1/predict", response_model=s.Distributions, tags=["stateless"])
+    async def predict(req: s.PredictRequest):
+        """Stateless: the next-character distribution after each context text (the base model, no adaptation)."""
+        return JSONBytes(await ops.predict(registry, req))
+
+    # -- sessions --------------------------------------------------------------------
+    @app.get("/v1/sessions", tags=["sessions"])
+    async def list_sessions():
+        return JSONBytes({"sessions": registry.list()})
+
+    @app.post("/v1/sessions", response_model=s.SessionInfo, status_code=201, tags=["sessions"])
+    async def open_session(req: Annotated[s.SessionCreate | None, Body()] = None):
+        """Open a session (one per profile): its own predictor, learning from what is committed when ``adapt``."""
+        return JSONBytes(await ops.open_session(registry, req or s.SessionCreate()), status_code=201)
+
+    @app.get("/v1/sessions/{sid}", response_model=s.SessionInfo, tags=["sessions"])
+    async def session_info(sid: str):
+        return JSONBytes(session(sid).info())
+
+    @app.delete("/v1/sessions/{sid}", tags=["sessions"])
+    async def close_session(sid: str, save: bool = True):
+        """Close a session, saving its profile unless ``save=false``."""
+        return JSONBytes(await registry.close(sid, save))
+
+    @app.post("/v1/sessions/{sid}/contexts", response_model=s.ContextInfo, status_code=201, tags=["contexts"])
+    async def create_context(sid: str, req: s.ContextCreate):
+        """A context handle: a new root (``text``) or ``symbols`` below a ``parent`` handle."""
+        return JSONBytes(await ops.create_context(session(sid), req), status_code=201)
+
+    @app.post("/v1/sessions/{sid}/contexts/batch", response_model=s.ContextBatchInfo, status_code=201,
+              tags=["contexts"])
+    async def create_contexts(sid: str, req: s.ContextBatch):
+        return JSONBytes(await ops.create_contexts(session(sid), req), status_code=201)
+
+    @app.delete("/v1/sessions/{sid}/contexts/{handle}", response_model=s.Done, tags=["contexts"])
+    async def release_context(sid: str, handle: int):
+        """Release a context and every context below it."""
+        return JSONBytes(ops.release(session(sid), handle))
+
+    @app.post("/v1/sessions/{sid}/distributions", response_model=s.Distributions, tags=["contexts"])
+    async def distributions(sid: str, req: s.DistributionsRequest):
+        """Next-symbol distributions of context handles, computed in one batch."""
+        return JSONBytes(await ops.distributions(session(sid), req))
+
+    @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"])
+    async def commit(sid: str, req: s.CommitRequest):
+        """The user wrote ``text``: learn from it (contexts created afterwards use the updated weights)."""
+        return JSONBytes(await ops.commit(session(sid), req))
+
+    @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"])
+    async def delete(sid: str, req: s.DeleteRequest):
+        """The user deleted ``count`` committed characters: learning on them is rolled back."""
+        return JSONBytes(await ops.delete(session(sid), req))
+
+    @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"])
+    async def reset(sid: str, req: Annotated[s.WaitRequest | None, Body()] = None):
+        """A message boundary: what is committed next starts a new message."""
+        return JSONBytes(await ops.reset(session(sid), req or s.WaitRequest()))
+
+    @app.post("/v1/sessions/{sid}/adapt", response_model=s.Done, tags=["adaptation"])
+    async def adapt(sid: str, req: s.AdaptRequest):
+        """Pause (``enabled: false``) or resume learning."""
+        return JSONBytes(await ops.adapt(session(sid), req))
+
+    @app.post("/v1/sessions/{sid}/profile/save", tags=["adaptation"])
+    async def save_profile(sid: str):
+        """Save the session's profile now (closing the session or the server also saves it)."""
+        return JSONBytes(await ops.save_profile(session(sid)))
+
+    @app.websocket("/v1/sessions/{sid}/ws")
+    async def websocket(ws: WebSocket, sid: str):
+        await ws.accept()
+        try:
+            registry.get(sid)
+        except ApiError as exc:
+            await ws.send_text(json.dumps({"id": None, "status": exc.status, **exc.body()}, ensure_ascii=True))
+            await ws.close(code=4404, reason="unknown session")
+            return
+        try:
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                reply = await ws_message(registry, sid, message)
+                await ws.send_text(reply)
+        except WebSocketDisconnect:
+            return
+
+    app.add_middleware(Guard, token=token, max_body_bytes=registry.limits.max_body_bytes, loopback=loopback,
+                       origins=origins)
+    app.add_middleware(CORSMiddleware, allow_origins=sorted(origins), allow_origin_regex=LOOPBACK_ORIGIN.pattern,
+                       allow_methods=["GET", "POST", "DELETE"], allow_headers=["Authorization", "Content-Type"])
+    return app
+
+
+# -- WebSocket messages ----------------------------------------------------------------
+WS_OPS = {
+    # op: (request model or None, function(session, request))
+    "context": (s.ContextCreate, ops.create_context),
+    "contexts": (s.ContextBatch, ops.create_contexts),
+    "distributions": (s.DistributionsRequest, ops.distributions),
+    "commit": (s.CommitRequest, ops.commit),
+    "delete": (s.DeleteRequest, ops.delete),
+    "reset": (s.WaitRequest, ops.reset),
+    "adapt": (s.AdaptRequest, ops.adapt),
+}
+
+
+async def ws_message(registry: Registry, sid: str, message: dict) -> str:
+    """One WebSocket message in, its JSON reply out (``{"id", "result"}`` or ``{"id", "error"}``); never raises
+    for anything the client sent."""
+    rid = None
+    try:
+        text = message.get("text")
+        if text is None:
+            raise ApiError(400, "bad_message", "send JSON text messages, not binary")
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ApiError(400, "bad_json", f"message is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ApiError(400, "bad_message", "a message is a JSON object with 'op' (and 'id' to match the reply)")
+        rid = data.pop("id", None)
+        op = data.pop("op", None)
+        if not isinstance(op, str):
+            raise ApiError(400, "bad_message", "a message needs 'op', a string")
+        session = registry.get(sid)
+        if op == "release":
+            handle = data.get("context")
+            if set(data) != {"context"} or type(handle) is not int:
+                raise ApiError(422, "invalid_request", "release takes {\"context\": HANDLE}")
+            result = ops.release(session, handle)
+        elif op == "info":
+            result = session.info()
+        elif op == "save":
+            result = await ops.save_profile(session)
+        elif op in WS_OPS:
+            model, fn = WS_OPS[op]
+            try:
+                req = model.model_validate(data)
+            except ValidationError as exc:
+                message_, details = _describe(exc.errors(include_url=False, include_input=False))
+                raise ApiError(422, "invalid_request", message_, details=details) from None
+            result = await fn(session, req)
+        else:
+            known = sorted([*WS_OPS, "release", "info", "save"])
+            raise ApiError(400, "unknown_op", f"unknown op {op!r}; the ops are {', '.join(known)}")
+        return _dumps({"id": rid, "result": result})
+    except ApiError as exc:
+        return _dumps({"id": rid, "status": exc.status, **exc.body()})
+    except Exception as exc:  # the connection and the server go on
+        log.exception("unexpected error on a WebSocket message")
+        error = {"code": "internal_error", "message": f"internal error ({type(exc).__name__})"}
+        return _dumps({"id": rid, "status": 500, "error": error})
+
+
+def _dumps(obj) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False, default=_json_default)
+    except (ValueError, TypeError, RecursionError):  # an echoed id that cannot be written back
+        return json.dumps({"id": None, **{k: v for k, v in obj.items() if k != "id"}}, ensure_ascii=True,
+                          default=_json_default)

@@ -1,0 +1,136 @@
+"""The API's operations on validated requests, shared by the HTTP routes and the WebSocket.
+
+Each takes the registry (or a session) and a request model and returns a JSON-ready dict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dasher_rnn import __version__
+from dasher_rnn.api import schemas as s
+from dasher_rnn.api.sessions import ApiSession, Registry, check_count, check_text
+from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.predictor.service import Distribution
+
+API_VERSION = "1"
+
+
+def encode(distributions: list[Distribution], fmt: str) -> list[list]:
+    if fmt == "counts":
+        return [d.counts.tolist() for d in distributions]
+    out = []
+    for d in distributions:
+        lp = d.log_probs
+        if not np.isfinite(lp).all():  # JSON has no infinities
+            lp = np.nan_to_num(lp, nan=-1e30, neginf=-1e30, posinf=0.0)
+        out.append(lp.tolist())
+    return out
+
+
+def health(registry: Registry) -> dict:
+    import time
+
+    return {"status": "ok" if registry.base is not None else "starting", "sessions": len(registry.sessions),
+            "uptime_s": round(time.time() - registry.started, 3)}
+
+
+def model_info(registry: Registry) -> dict:
+    config, alphabet = registry.config, registry.alphabet
+    base = registry.base
+    return {
+        "model": registry.model_dir.name,
+        "alphabet": {"name": alphabet.name, "symbols": alphabet.symbols, "size": len(alphabet),
+                     "groups": [{"name": g.name, "symbols": g.symbols} for g in alphabet.groups]},
+        "architecture": config.get("architecture", {}),
+        "validation_bpc": config.get("validation_bpc"),
+        "total": DASHER_TOTAL,
+        "floor": base.floor if base is not None else None,
+        "backend": base.backend.name if base is not None else None,
+        "limits": registry.limits.to_json(),
+        "api_version": API_VERSION,
+        "program_version": __version__,
+    }
+
+
+async def predict(registry: Registry, req: s.PredictRequest) -> dict:
+    dists = await registry.predict(req.contexts, req.unknown == "reject")
+    return {"format": req.format, "distributions": encode(dists, req.format)}
+
+
+async def open_session(registry: Registry, req: s.SessionCreate) -> dict:
+    session = await registry.open(req.profile, req.adapt)
+    info = session.info()
+    info["notice"] = session.writing.notice if session.writing is not None else None
+    return info
+
+
+async def create_context(session: ApiSession, req: s.ContextCreate) -> dict:
+    spec = s.ContextSpec.model_construct(**req.model_dump(exclude={"format"}))
+    out = await create_contexts(session, s.ContextBatch.model_construct(contexts=[spec], format=req.format))
+    single = {"handle": out["handles"][0]}
+    if "distributions" in out:
+        single["distribution"] = out["distributions"][0]
+    return single
+
+
+async def create_contexts(session: ApiSession, req: s.ContextBatch) -> dict:
+    check_count(len(req.contexts), session.limits.max_contexts, "contexts")
+    handles: list[int | None] = [None] * len(req.contexts)
+    roots = [(i, c) for i, c in enumerate(req.contexts) if c.text is not None]
+    children = [(i, c) for i, c in enumerate(req.contexts) if c.parent is not None]
+    # check everything before creating anything, so a bad request leaves no handles behind
+    for _, c in children:
+        session.node(c.parent)
+    for _, c in roots:
+        check_text(c.text, session.alphabet, session.limits, "context text", c.unknown == "reject")
+    for (i, _), h in zip(children, await session.create_children([(c.parent, c.symbols) for _, c in children]),
+                         strict=True):
+        handles[i] = h
+    reject = [c.unknown == "reject" for _, c in roots]
+    for (i, c), r in zip(roots, reject, strict=True):
+        handles[i] = (await session.create_roots([c.text], r))[0]
+    out: dict = {"handles": handles}
+    if req.format is not None:
+        out["distributions"] = encode(await session.distributions(handles), req.format)
+    return out
+
+
+async def distributions(session: ApiSession, req: s.DistributionsRequest) -> dict:
+    return {"format": req.format, "distributions": encode(await session.distributions(req.contexts, req.priority),
+                                                         req.format)}
+
+
+def release(session: ApiSession, handle: int) -> dict:
+    session.release(handle)
+    return {"ok": True}
+
+
+async def commit(session: ApiSession, req: s.CommitRequest) -> dict:
+    await session.commit(req.text, req.wait, req.unknown == "reject")
+    return done(session)
+
+
+async def delete(session: ApiSession, req: s.DeleteRequest) -> dict:
+    await session.delete(req.count, req.wait)
+    return done(session)
+
+
+async def reset(session: ApiSession, req: s.WaitRequest) -> dict:
+    await session.reset(req.wait)
+    return done(session)
+
+
+async def adapt(session: ApiSession, req: s.AdaptRequest) -> dict:
+    await session.set_adapting(req.enabled)
+    return {**done(session), "adapting": req.enabled}
+
+
+async def save_profile(session: ApiSession) -> dict:
+    return {"ok": True, **await session.save_profile()}
+
+
+def done(session: ApiSession) -> dict:
+    writing = session.writing
+    return {"ok": True, "committed": len(writing.evaluator.committed) if writing is not None else None,
+            "weights_version": session.service.weights_version}

@@ -1,0 +1,117 @@
+"""Running the API with uvicorn: in the foreground (``dasher-rnn serve``) or on a background thread
+(tests, benchmarks, an application embedding the predictor).
+
+Binding anywhere but loopback needs a token. SIGINT/SIGTERM stop the server gracefully: requests in
+flight finish, then every session closes, saving its profile.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dasher_rnn.api.sessions import Limits, Registry
+
+TOKEN_ENV = "DASHER_RNN_TOKEN"
+DEFAULT_PORT = 8765
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServerConfig:
+    model_dir: str | Path
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    profiles_dir: str | Path | None = None
+    backend: str = "auto"  # of the stateless predictor and sessions without adaptation or profile
+    threads: int | None = None
+    budget: int = 3000  # cached states per session (see PredictorService)
+    limits: Limits = field(default_factory=Limits)
+    allow_origins: list[str] = field(default_factory=list)
+    log_level: str = "warning"
+
+    def checked(self) -> ServerConfig:
+        """Refuses a non-loopback address without a token (``--token`` or ``$DASHER_RNN_TOKEN``)."""
+        if self.token is None:
+            self.token = os.environ.get(TOKEN_ENV) or None
+        if not is_loopback(self.host) and not self.token:
+            raise ValueError(f"binding to {self.host} exposes the predictor beyond this machine: give a token "
+                             f"(--token or ${TOKEN_ENV}) that clients send as 'Authorization: Bearer TOKEN'")
+        if self.token is not None and len(self.token) < 16:
+            raise ValueError("the token must have at least 16 characters")
+        return self
+
+
+def build_app(config: ServerConfig):
+    from dasher_rnn.api.app import create_app
+
+    registry = Registry(config.model_dir, config.limits, config.profiles_dir, config.backend, config.threads,
+                        config.budget)
+    return create_app(registry, token=config.token, loopback=is_loopback(config.host),
+                      allow_origins=config.allow_origins)
+
+
+def _uvicorn_config(config: ServerConfig):
+    import uvicorn
+
+    return uvicorn.Config(build_app(config), host=config.host, port=config.port, log_level=config.log_level,
+                          ws="websockets-sansio", ws_max_size=config.limits.max_body_bytes, lifespan="on",
+                          timeout_graceful_shutdown=10, server_header=False)
+
+
+def run_server(config: ServerConfig) -> None:
+    """Serve in the foreground until SIGINT/SIGTERM."""
+    import uvicorn
+
+    uvicorn.Server(_uvicorn_config(config.checked())).run()
+
+
+class BackgroundServer:
+    """A server on a thread of this process; ``port=0`` picks a free port. A context manager."""
+
+    def __init__(self, config: ServerConfig):
+        import uvicorn
+
+        self.config = config.checked()
+        self.server = uvicorn.Server(_uvicorn_config(self.config))
+        self.server.install_signal_handlers = lambda: None  # not the main thread
+        self.thread = threading.Thread(target=self.server.run, name="api-server", daemon=True)
+        self.port: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.config.host}:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> BackgroundServer:
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the API server did not start")
+            time.sleep(0.02)
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def stop(self, timeout: float = 60.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,383 @@
+"""API sessions: one per user profile, each a predictor service plus (when adapting) a writing session,
+with the context handles a client holds. No web framework here, so it can be driven and tested directly.
+
+All methods are called from the event loop's thread (the registry and handle maps are not locked);
+anything that blocks (loading a model, saving a profile, waiting on the predictor) runs on a worker
+thread or is awaited as a future. Errors a client can cause raise ``ApiError`` with an HTTP status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import time
+from concurrent.futures import Future
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.normalise import normalise
+from dasher_rnn.predictor.service import Distribution, PredictorService, ServiceClosed
+from dasher_rnn.predictor.tree import Node, NodeError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one client may ask for (``dasher-rnn serve`` options)."""
+
+    max_body_bytes: int = 256 * 1024  # one HTTP body or WebSocket message
+    max_contexts: int = 256  # contexts in one request (distributions, batch creation, predict)
+    max_sessions: int = 8
+    max_handles: int = 10_000  # context handles one session holds
+    max_nodes: int = 100_000  # tree nodes under one session's live roots (handles and the nodes between them)
+    max_text: int = 10_000  # characters of one text (a root's context, a commit)
+    max_symbols: int = 64  # symbols appended below a parent in one context creation
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class ApiError(Exception):
+    """An error to hand back to the client: HTTP status, a stable code and a message saying what is wrong."""
+
+    def __init__(self, status: int, code: str, message: str, **extra):
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+    def body(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message, **self.extra}}
+
+
+def check_text(text: str, alphabet: Alphabet, limits: Limits, what: str = "text", reject_unknown: bool = True,
+               normalised: bool = True) -> str:
+    """``text`` (normalised unless ``normalised`` is false); a 413 when too long, a 422 naming the first
+    character outside the alphabet unless ``reject_unknown`` is false."""
+    if len(text) > limits.max_text:
+        raise ApiError(413, "text_too_long", f"{what} has {len(text)} characters; the limit is {limits.max_text}")
+    if normalised:
+        text = normalise(text)
+    if reject_unknown:
+        for i, ch in enumerate(text):
+            if ch not in alphabet:
+                raise ApiError(
+                    422, "unknown_character",
+                    f"{what}: character {ch!r} (U+{ord(ch):04X}) at position {i} is not in "
+                    f"alphabet {alphabet.name!r}, whose symbols are {alphabet.symbols!r}",
+                    character=ch, position=i, alphabet=alphabet.name, symbols=alphabet.symbols)
+    return text
+
+
+def check_count(count: int, limit: int, what: str) -> None:
+    if count > limit:
+        raise ApiError(413, "too_many_contexts", f"{count} {what} in one request; the limit is {limit}")
+
+
+async def wait(future: Future) -> object:
+    """Await a predictor or session future, mapping its errors onto API errors."""
+    try:
+        return await asyncio.wrap_future(future)
+    except NodeError as exc:
+        raise ApiError(404, "unknown_context", f"a requested context is gone: {exc}") from None
+    except ServiceClosed:
+        raise ApiError(409, "session_closed", "the session was closed") from None
+    except RuntimeError as exc:  # the tree's state budget cannot hold one request
+        if "budget" in str(exc):
+            raise ApiError(413, "budget_exceeded", f"{exc}: ask for fewer or shallower contexts at once") from None
+        raise
+
+
+def _subtree_size(node: Node) -> int:
+    """Nodes in a subtree, read while the worker may drop evicted leaves (``list`` snapshots each dict)."""
+    count, stack = 0, [node]
+    while stack:
+        n = stack.pop()
+        if not n.released:
+            count += 1
+            stack.extend(list(n.children.values()))
+    return count
+
+
+class ApiSession:
+    """One client's session: handles (integers) on nodes of its predictor's context tree."""
+
+    def __init__(self, sid: str, profile: str | None, adapt: bool, service: PredictorService, writing, limits: Limits):
+        self.id, self.profile, self.adapt = sid, profile, adapt
+        self.service, self.writing, self.limits = service, writing, limits
+        self.alphabet = service.alphabet
+        self.handles: dict[int, Node] = {}
+        self._by_node: dict[int, int] = {}  # id(node) -> its handle: one handle per context
+        self.roots: set[int] = set()
+        self._ids = itertools.count(1)
+        self._nodes = 0  # tree nodes under live roots, counted up on creation and recounted at the limit
+        self.created = time.time()
+        self.closed = False
+
+    def info(self) -> dict:
+        out = {"session": self.id, "profile": self.profile, "adapt": self.adapt, "contexts": len(self.handles),
+               "backend": self.service.backend.name, "weights_version": self.service.weights_version}
+        if self.writing is not None:
+            out["adaptation"] = self.writing.stats()
+        return out
+
+    # -- handles ---------------------------------------------------------------------
+    def node(self, handle: int) -> Node:
+        node = self.handles.get(handle)
+        if node is None or node.released:
+            if self.handles.pop(handle, None) is not None and self._by_node.get(id(node)) == handle:
+                del self._by_node[id(node)]
+            raise ApiError(404, "unknown_context", f"no context {handle} in session {self.id} "
+                                                   "(never created, released, or under a released context)")
+        return node
+
+    def _register(self, node: Node, root: bool = False) -> int:
+        handle = self._by_node.get(id(node))
+        if handle is not None and self.handles.get(handle) is node:
+            return handle  # the context already has a handle
+        handle = next(self._ids)
+        self.handles[handle] = node
+        self._by_node[id(node)] = handle
+        if root:
+            self.roots.add(handle)
+        return handle
+
+    async def _make_room(self, handles: int, nodes: int) -> None:
+        if len(self.handles) + handles > self.limits.max_handles:
+            self.handles = {h: n for h, n in self.handles.items() if not n.released}
+            self._by_node = {id(n): h for h, n in self.handles.items()}
+            self.roots &= self.handles.keys()
+            if len(self.handles) + handles > self.limits.max_handles:
+                raise ApiError(429, "too_many_handles", f"session {self.id} holds {len(self.handles)} contexts; the limit "
+                                                        f"is {self.limits.max_handles}: release some first")
+        if self._nodes + nodes > self.limits.max_nodes:
+            roots = [self.handles[h] for h in self.roots if h in self.handles]
+            self._nodes = await asyncio.to_thread(lambda: sum(_subtree_size(r) for r in roots))
+            if self._nodes + nodes > self.limits.max_nodes:
+                raise ApiError(429, "too_many_nodes", f"session {self.id} has {self._nodes} context nodes; the limit "
+                                                      f"is {self.limits.max_nodes}: release contexts first")
+
+    async def create_roots(self, texts: list[str], reject_unknown: bool = True) -> list[int]:
+        texts = [check_text(t, self.alphabet, self.limits, "context text", reject_unknown) for t in texts]
+        await self._make_room(len(texts), len(texts))
+        futures = [self._service_call(self.service.root_async, t) for t in texts]
+        nodes = [await wait(f) for f in futures]
+        self._nodes += len(nodes)
+        return [self._register(n, root=True) for n in nodes]
+
+    async def create_children(self, specs: list[tuple[int, str]]) -> list[int]:
+        """Contexts ``symbols`` below each ``parent`` handle."""
+        parents = []
+        for parent, symbols in specs:
+            if len(symbols) > self.limits.max_symbols:
+                raise ApiError(413, "too_many_symbols", f"{len(symbols)} symbols below a parent in one step; the limit "
+                                                        f"is {self.limits.max_symbols} (start a new root instead)")
+            check_text(symbols, self.alphabet, self.limits, "symbols", normalised=False)
+            parents.append(self.node(parent))
+        fresh = sum(not self._has_handle(self._existing(p, sy)) for p, (_, sy) in zip(parents, specs, strict=True))
+        await self._make_room(fresh, sum(len(s) for _, s in specs))
+        out = []
+        for parent, (_, symbols) in zip(parents, specs, strict=True):
+            node = parent
+            for ch in symbols:
+                existing = node.children.get(self.alphabet.index(ch))
+                node = self._service_call(self.service.child, node, ch)
+                self._nodes += existing is not node
+            out.append(self._register(node))
+        return out
+
+    def _existing(self, node: Node | None, symbols: str) -> Node | None:
+        for ch in symbols:
+            node = node.children.get(self.alphabet.index(ch)) if node is not None else None
+            if node is None or node.released:
+                return None
+        return node
+
+    def _has_handle(self, node: Node | None) -> bool:
+        return node is not None and self.handles.get(self._by_node.get(id(node), -1)) is node
+
+    def release(self, handle: int) -> None:
+        node = self.node(handle)
+        del self.handles[handle]
+        self._by_node.pop(id(node), None)
+        self.roots.discard(handle)
+        self._service_call(self.service.release, node)
+
+    async def distributions(self, handles: list[int], priority: float = 0.0) -> list[Distribution]:
+        check_count(len(handles), self.limits.max_contexts, "contexts")
+        nodes = [self.node(h) for h in handles]
+        return await wait(self._service_call(self.service.request, nodes, priority))
+
+    def _service_call(self, fn, *args):
+        try:
+            return fn(*args)
+        except NodeError as exc:
+            raise ApiError(404, "unknown_context", f"a requested context is gone: {exc}") from None
+        except ServiceClosed:
+            raise ApiError(409, "session_closed", f"session {self.id} was closed") from None
+
+    # -- adaptation ----------------------------------------------------------------------
+    def _writing(self):
+        if self.writing is None:
+            raise ApiError(409, "not_adapting", f"session {self.id} was opened without adaptation or profile")
+        return self.writing
+
+    async def _settle(self, wait_: bool) -> None:
+        if wait_:
+            await asyncio.to_thread(self.writing.flush)
+
+    async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
+        writing = self._writing()
+        writing.commit(check_text(text, self.alphabet, self.limits, "committed text", reject_unknown))
+        await self._settle(wait_)
+
+    async def delete(self, count: int, wait_: bool = False) -> None:
+        writing = self._writing()
+        if not 1 <= count <= self.limits.max_text:
+            raise ApiError(422, "bad_count", f"delete count must be 1..{self.limits.max_text}, not {count}")
+        writing.delete(count)
+        await self._settle(wait_)
+
+    async def reset(self, wait_: bool = False) -> None:
+        """A message boundary: what is committed next starts a new message."""
+        self._writing().new_message()
+        await self._settle(wait_)
+
+    async def set_adapting(self, enabled: bool) -> None:
+        writing = self._writing()
+        writing.resume() if enabled else writing.pause()
+        await self._settle(True)
+
+    async def save_profile(self) -> dict:
+        writing = self._writing()
+        if self.profile is None:
+            raise ApiError(409, "no_profile", f"session {self.id} has no profile to save")
+        await asyncio.wrap_future(writing.save_profile())
+        return {"profile": self.profile, "characters_adapted": writing.characters_adapted}
+
+    def close(self, save: bool = True) -> None:
+        """Blocking: save the profile (when asked and there is one) and stop both workers."""
+        self.closed = True
+        try:
+            if self.writing is not None:
+                self.writing.close(save=save)
+        finally:
+            self.service.close()
+
+
+class Registry:
+    """The server's sessions, the shared stateless predictor and the limits."""
+
+    def __init__(self, model_dir: str | Path, limits: Limits | None = None, profiles_dir: str | Path | None = None,
+                 backend: str = "auto", threads: int | None = None, budget: int = 3000, adapt_config=None):
+        from dasher_rnn.lm.model_io import read_checked_config
+
+        self.model_dir = Path(model_dir)
+        self.config, self.alphabet = read_checked_config(self.model_dir)
+        self.limits = limits or Limits()
+        self.profiles_dir, self.backend, self.threads, self.budget = profiles_dir, backend, threads, budget
+        self.adapt_config = adapt_config
+        self.sessions: dict[str, ApiSession] = {}
+        self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
+        self.base: PredictorService | None = None
+        self._store = None
+        self.started = time.time()
+
+    # -- lifetime --------------------------------------------------------------------
+    async def start(self) -> None:
+        self.base = await asyncio.to_thread(PredictorService.from_dir, self.model_dir, self.backend, self.threads,
+                                            budget=self.budget)
+
+    async def close_all(self, save: bool = True) -> None:
+        sessions, self.sessions = list(self.sessions.values()), {}
+        await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
+        if self.base is not None:
+            self.base.close()
+
+    # -- sessions --------------------------------------------------------------------
+    @property
+    def store(self):
+        if self._store is None:
+            from dasher_rnn.adapt.profiles import ProfileStore
+
+            self._store = ProfileStore(self.profiles_dir)
+        return self._store
+
+    def get(self, sid: str) -> ApiSession:
+        session = self.sessions.get(sid)
+        if session is None:
+            raise ApiError(404, "unknown_session", f"no session {sid!r} (closed, or never opened on this server)")
+        return session
+
+    def list(self) -> list[dict]:
+        return [{"session": s.id, "profile": s.profile, "adapt": s.adapt, "contexts": len(s.handles)}
+                for s in self.sessions.values()]
+
+    async def open(self, profile: str | None, adapt: bool = True) -> ApiSession:
+        from dasher_rnn.adapt.profiles import ProfileError, check_name
+
+        if profile is not None:
+            try:
+                check_name(profile)
+            except ProfileError as exc:
+                raise ApiError(422, "invalid_profile", str(exc)) from None
+            for s in self.sessions.values():
+                if s.profile == profile:
+                    raise ApiError(409, "profile_in_use", f"profile {profile!r} is open in session {s.id}: use it, "
+                                                          "or close it first", session=s.id)
+            if profile in self._opening:
+                raise ApiError(409, "profile_in_use", f"profile {profile!r} is being opened by another request")
+        if len(self.sessions) + len(self._opening) >= self.limits.max_sessions:
+            raise ApiError(429, "too_many_sessions", f"{self.limits.max_sessions} sessions are open, the limit: "
+                                                     "close one first")
+        key = profile if profile is not None else f"\x00{secrets.token_hex(8)}"
+        self._opening[key] = key
+        try:
+            session = await asyncio.to_thread(self._load, profile, adapt)
+        finally:
+            del self._opening[key]
+        self.sessions[session.id] = session
+        return session
+
+    def _load(self, profile: str | None, adapt: bool) -> ApiSession:
+        from dasher_rnn.adapt.session import WritingSession
+
+        stateful = adapt or profile is not None
+        # adapted weights are swapped into the predictor, which only the torch backends can do
+        backend = ("cuda" if self.backend == "cuda" else "torch") if stateful else self.backend
+        service = PredictorService.from_dir(self.model_dir, backend, self.threads, budget=self.budget)
+        writing = None
+        if stateful:
+            try:
+                writing = WritingSession(self.model_dir, self.adapt_config, profile=profile,
+                                         store=self.store if profile is not None else None, service=service, adapt=adapt)
+            except BaseException:
+                service.close()
+                raise
+        sid = secrets.token_hex(8)
+        return ApiSession(sid, profile, adapt, service, writing, self.limits)
+
+    async def close(self, sid: str, save: bool = True) -> dict:
+        session = self.get(sid)
+        del self.sessions[sid]
+        await asyncio.to_thread(session.close, save)
+        return {"session": sid, "closed": True, "saved": bool(save and session.profile is not None)}
+
+    # -- stateless -------------------------------------------------------------------
+    async def predict(self, texts: list[str], reject_unknown: bool = True) -> list[Distribution]:
+        check_count(len(texts), self.limits.max_contexts, "contexts")
+        texts = [check_text(t, self.alphabet, self.limits, "context text", reject_unknown) for t in texts]
+        if self.base is None:
+            raise ApiError(503, "starting", "the predictor is still loading")
+        roots = [await wait(f) for f in [self.base.root_async(t) for t in texts]]
+        try:
+            return await wait(self.base.request(roots))
+        finally:
+            for r in roots:
+                try:
+                    self.base.release(r)
+                except ServiceClosed:
+                    break
+
