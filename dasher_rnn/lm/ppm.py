@@ -16,6 +16,8 @@ occurrences of x at the start of a segment; at the top order it is the plain cou
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from dasher_rnn.alphabet import BREAK, Alphabet
@@ -83,6 +85,15 @@ class _Context:
         for s in self.symbols[len(self.symbols) - length :] if length else ():
             key = key * RADIX + s + 1
         return key
+
+
+@dataclass(frozen=True)
+class LearnRecord:
+    """What one ``learn`` changed: the contexts whose count of ``symbol`` went up, and the learning context before."""
+
+    symbol: int
+    contexts: tuple[int, ...]
+    previous: _Context
 
 
 class PPMModel:
@@ -176,15 +187,29 @@ class PPMModel:
     def advance(self, symbol: int) -> None:
         self._predict = self._entered(self._predict, symbol)
 
-    def learn(self, symbol: int) -> None:
+    def learn(self, symbol: int) -> LearnRecord:
+        """Commit a symbol; the returned record lets ``unlearn`` take it back exactly."""
         ctx = self._learn
+        touched = []
         for order in range(ctx.order, -1, -1):  # update exclusion: stop where the symbol was known
-            children = self._touch(ctx.suffix_key(order))
+            key = ctx.suffix_key(order)
+            children = self._touch(key)
+            touched.append(key)
             if children.get(symbol, 0) > 0:
                 children[symbol] += 1
                 break
             children[symbol] = 1
         self._learn = _Context((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
+        return LearnRecord(symbol, tuple(touched), ctx)
+
+    def unlearn(self, record: LearnRecord) -> None:
+        """Undo the last ``learn`` not yet undone (records are undone newest first)."""
+        for key in record.contexts:
+            children = self._overlay[key]
+            children[record.symbol] -= 1
+            if not children[record.symbol]:
+                del children[record.symbol]
+        self._learn = record.previous
 
     def distribution(self, norm: int, ctx: _Context | None = None) -> np.ndarray:
         """Dasher's CPPMLanguageModel::GetProbs with no uniform part: integers summing to ``norm``
@@ -229,7 +254,15 @@ class PPMModel:
         return self.distribution(DASHER_TOTAL - add * len(self.alphabet), ctx) + add
 
     def probs(self) -> np.ndarray:
-        return self.distribution(PROBS_RESOLUTION) / PROBS_RESOLUTION
+        return self.probs_at(self._predict)
+
+    def probs_at(self, ctx: _Context) -> np.ndarray:
+        return self.distribution(PROBS_RESOLUTION, ctx) / PROBS_RESOLUTION
+
+    @property
+    def prediction_order(self) -> int:
+        """The order of the deepest context matching the prediction context (0: none)."""
+        return self._predict.order
 
     def fork(self) -> PPMModel:
         twin = PPMModel.__new__(PPMModel)

@@ -1,0 +1,64 @@
+"""The hybrid (adapted RNN + adaptive PPM) against each component alone, on the adaptation issue's user
+streams and all eval files, scored message by message (each predicted, then learned). Prints JSON.
+
+    python bench/hybrid_bench.py [--model-dir models/english-lstm] [--ppm-train FILE] [--floor 0]
+
+PPM starts empty (it is there to remember the user's own words) unless --ppm-train is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
+from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.evaluate import read_messages, score_messages
+from dasher_rnn.factory import build_ppm
+from dasher_rnn.lm.hybrid import HybridLanguageModel
+from dasher_rnn.lm.model_io import load_model
+from dasher_rnn.paths import DEFAULT_MODEL_DIR
+
+CORPORA = Path("../shared/corpora")
+STREAMS = [CORPORA / "adapt/sms_user_future.txt", *sorted((CORPORA / "eval").glob("*.txt"))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
+    parser.add_argument("--ppm-train", action="append", default=[])
+    parser.add_argument("--floor", type=float, default=0.0)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    model, alphabet, _ = load_model(args.model_dir)
+    ppm_base, _ = build_ppm(args.ppm_train, alphabet.name)
+    results = {}
+    for path in STREAMS:
+        lines = read_messages(path)
+        start = time.perf_counter()
+        rnn = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, AdaptConfig())
+        rnn_bpc = score_messages(rnn, lines, floor=args.floor, adaptive=True).bits_per_char
+        ppm_bpc = score_messages(ppm_base.fork(), lines, floor=args.floor, adaptive=True).bits_per_char
+        hybrid = HybridLanguageModel(AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, AdaptConfig()),
+                                     ppm_base.fork())
+        hybrid_bpc = score_messages(hybrid, lines, floor=args.floor, adaptive=True).bits_per_char
+        results[path.stem] = {
+            "adapted_rnn": round(rnn_bpc, 4), "ppm": round(ppm_bpc, 4), "hybrid": round(hybrid_bpc, 4),
+            "hybrid_vs_rnn": round(hybrid_bpc / rnn_bpc, 4),
+            "hybrid_vs_best_component": round(hybrid_bpc / min(rnn_bpc, ppm_bpc), 4),
+            "rnn_weight_by_ppm_order": [round(hybrid.gate.weight(o), 3) for o in range(hybrid.ppm.max_order + 1)],
+            "seconds": round(time.perf_counter() - start, 1),
+        }
+        print(path.stem, results[path.stem], flush=True)
+    print(json.dumps({"model_dir": args.model_dir, "ppm_train": args.ppm_train, "floor": args.floor,
+                      "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""The RNN + PPM mixture: a proper mixture, learns whom to trust, and PPM learning can be undone exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.lm.hybrid import HybridLanguageModel
+from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.lm.rnn_lm import RNNLanguageModel
+
+ALPHABET = load_alphabet("english")
+
+
+def hybrid(model_dir) -> HybridLanguageModel:
+    ppm = PPMModel(ALPHABET)
+    ppm.train_text("the cat sat on the mat. ")
+    return HybridLanguageModel(RNNLanguageModel.from_dir(model_dir), ppm)
+
+
+def test_mixture_sums_to_one_and_is_the_weighted_components(tiny_model_dir):
+    lm = hybrid(tiny_model_dir)
+    for ch in "the ca":
+        p = lm.probs()
+        w = lm.gate.weight(lm.ppm.prediction_order)
+        assert abs(p.sum() - 1) < 1e-9
+        np.testing.assert_allclose(p, w * lm.rnn.probs() + (1 - w) * lm.ppm.probs())
+        lm.advance(ALPHABET.index(ch))
+
+
+def test_sequence_probs_match_stepping(tiny_model_dir):
+    a, b = hybrid(tiny_model_dir), hybrid(tiny_model_dir)
+    symbols = [ALPHABET.index(c) for c in "the mat"]
+    stepped = []
+    for s in symbols:
+        stepped.append(a.probs())
+        a.advance(s)
+    np.testing.assert_allclose(b.sequence_probs(symbols), np.array(stepped), atol=1e-6)
+
+
+def test_a_new_name_written_twice_is_predicted_from_ppm(tiny_model_dir):
+    lm = hybrid(tiny_model_dir)
+    name = [ALPHABET.index(c) for c in "Zyxwort Qvanth"]
+
+    def bits() -> float:
+        lm.reset()
+        p = lm.sequence_probs(name)
+        return float(-np.log2(p[np.arange(len(name)), name]).sum())
+
+    first = bits()
+    for _ in range(3):
+        lm.reset()
+        for s in name:
+            lm.learn(s)
+    assert bits() < first / 3
+    assert lm.gate.weight(lm.ppm.max_order) < 0.5  # a long match: PPM is trusted now
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=60))
+def test_unlearn_restores_ppm_exactly(prefix):
+    ppm = PPMModel(ALPHABET)
+    ppm.train_text("abcabcab aaab")
+    for s in prefix[: len(prefix) // 2]:
+        ppm.learn(s)
+    probes = [ppm.context_after(t) for t in ["", "a", "ab", "abc", "ba", "cab"]]
+    before = [ppm.distribution(65536, c) for c in probes]
+    learn_before = ppm._learn
+    records = [ppm.learn(s) for s in prefix[len(prefix) // 2 :]]
+    for record in reversed(records):
+        ppm.unlearn(record)
+    assert ppm._learn is learn_before
+    for c, dist in zip(probes, before, strict=True):
+        np.testing.assert_array_equal(ppm.distribution(65536, c), dist)
