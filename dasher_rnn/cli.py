@@ -94,9 +94,10 @@ def _cmd_export_onnx(args: argparse.Namespace) -> int:
 def _add_eval(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="bits per character of a model on phrase files (one message per line)")
     p.add_argument("files", nargs="+", help="phrase files, one message per line")
-    p.add_argument("--model", default="rnn", choices=["rnn", "ppm"], help="which language model to score")
+    p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "hybrid"], help="which language model to score")
     p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model directory (default: shipped)")
-    p.add_argument("--train", action="append", default=[], metavar="PATH", help="PPM training text file or folder (repeatable)")
+    p.add_argument("--train", action="append", default=[], metavar="PATH",
+                   help="PPM (or the hybrid's PPM) training text file or folder (repeatable)")
     p.add_argument("--alphabet", default=None, help="alphabet (PPM; default english; the RNN uses its own)")
     p.add_argument("--floor", type=float, default=0.05, help="uniform floor mass (Dasher: 0.05; 0: exact probabilities)")
     mode = p.add_mutually_exclusive_group()
@@ -121,9 +122,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from dasher_rnn.evaluate import evaluate_files, format_report
     from dasher_rnn.factory import build_language_model
 
-    adaptive = args.adaptive if args.adaptive is not None else args.model == "ppm"
+    adaptive = args.adaptive if args.adaptive is not None else args.model in ("ppm", "hybrid")
     adapt = None
-    if adaptive and args.model == "rnn":
+    if adaptive and args.model in ("rnn", "hybrid"):
         eta = args.eta if args.eta is not None else default_eta(args.rule)
         adapt = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment)
     model, description = build_language_model(

@@ -9,7 +9,7 @@ from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.protocol import LanguageModel
 from dasher_rnn.textio import expand_paths, read_text
 
-MODEL_NAMES = ("rnn", "ppm")
+MODEL_NAMES = ("rnn", "ppm", "hybrid")
 
 
 def build_ppm(train: list[str], alphabet: str | None = None, replace_errors: bool = False):
@@ -34,6 +34,15 @@ def build_language_model(name: str, *, model_dir: str | Path | None = None, trai
         model, files = build_ppm(train or [], alphabet, replace_errors)
         trained = ", ".join(f.name for f in files) or "nothing"
         return model, f"PPM order {model.max_order} ({model.alphabet.name}), trained on {trained}"
+    if name == "hybrid":
+        from dasher_rnn.lm.hybrid import HybridLanguageModel
+
+        rnn, rnn_description = build_language_model(
+            "rnn", model_dir=model_dir, alphabet=alphabet, zero_state=zero_state, adapt=adapt, profile=profile,
+            profiles_dir=profiles_dir)
+        ppm, files = build_ppm(train or [], rnn.alphabet.name, replace_errors)
+        trained = ", ".join(f.name for f in files) or "nothing (learns the user's text)"
+        return HybridLanguageModel(rnn, ppm), f"hybrid of {rnn_description} and PPM trained on {trained}"
     if name != "rnn":
         raise ValueError(f"unknown model {name!r} (choose from {', '.join(MODEL_NAMES)})")
     from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel

@@ -3,9 +3,8 @@
 Probabilities are mixed per context, ``w * p_rnn + (1 - w) * p_ppm``, with the RNN's weight ``w``
 chosen by the order of PPM's deepest matching context (an order-5 match means the user has
 written these characters before, where PPM is sharp; at low orders PPM knows little). The
-weights are learned online from committed text: each committed symbol updates its order's
-weights by Bayes' rule with both models' probabilities of it, with a fixed share towards even
-odds so that the mixture keeps tracking a user whose writing changes.
+weights are learned online from committed text (``OrderGate``), so the mixture keeps tracking a
+user whose writing changes.
 
 Both components learn committed symbols (the RNN by dynamic evaluation when it adapts, PPM by
 Dasher's update-exclusion counts). To score a committed symbol the mixture keeps a second
@@ -24,29 +23,32 @@ MIN_PROB = 1e-9
 
 
 class OrderGate:
-    """The RNN's mixing weight per PPM context order, learned by Bayes' rule with a fixed share."""
+    """The RNN's mixing weight per PPM context order, learned online.
 
-    def __init__(self, orders: int, prior_rnn: float = 0.8, share: float = 0.01):
-        self.share = share
-        self.log_w = np.log(np.tile([prior_rnn, 1.0 - prior_rnn], (orders + 1, 1)))
+    Each committed symbol moves its order's weight towards the RNN's share of the mixture's
+    probability of that symbol (its posterior responsibility), an exponential moving average whose
+    fixed point is the weight that maximises the mixture's likelihood (an online EM step). Bayes'
+    rule would instead pick whichever model has been better so far and never mix."""
+
+    def __init__(self, orders: int, prior_rnn: float = 0.9, rate: float = 0.02, bounds: tuple[float, float] = (0.02, 0.995)):
+        self.rate, self.bounds = rate, bounds
+        self.w = np.full(orders + 1, prior_rnn)
 
     def weight(self, order: int) -> float:
-        w = np.exp(self.log_w[order])
-        return float(w[0] / w.sum())
+        return float(self.w[order])
 
     def weights(self, orders: np.ndarray) -> np.ndarray:
-        w = np.exp(self.log_w[orders])
-        return w[:, 0] / w.sum(axis=1)
+        return self.w[orders]
 
     def update(self, order: int, p_rnn: float, p_ppm: float) -> None:
-        lw = self.log_w[order] + np.log(np.maximum([p_rnn, p_ppm], MIN_PROB))
-        w = np.exp(lw - lw.max())
-        w = (1 - self.share) * w / w.sum() + self.share / 2
-        self.log_w[order] = np.log(w)
+        w = self.w[order]
+        mixed = w * p_rnn + (1 - w) * p_ppm
+        responsibility = w * p_rnn / mixed if mixed > MIN_PROB else w
+        self.w[order] = min(max(w + self.rate * (responsibility - w), self.bounds[0]), self.bounds[1])
 
     def copy(self) -> OrderGate:
         twin = OrderGate.__new__(OrderGate)
-        twin.share, twin.log_w = self.share, self.log_w.copy()
+        twin.rate, twin.bounds, twin.w = self.rate, self.bounds, self.w.copy()
         return twin
 
 
