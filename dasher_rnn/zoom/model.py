@@ -155,6 +155,12 @@ class ZoomModel:
         scale = (y2 - y1) / DASHER_TOTAL
         return y1 + scale * cum[symbol], y1 + scale * cum[symbol + 1]
 
+    def _child_at_crosshair(self, box: Box, y1: float, y2: float) -> tuple[int, float, float]:
+        """The symbol of ``box``'s child at the crosshair's height, and that child's range."""
+        position = (ORIGIN_Y - y1) / (y2 - y1) * DASHER_TOTAL
+        sym = min(max(int(np.searchsorted(self.layout(box), position, side="right")) - 1, 0), self.n - 1)
+        return (sym, *self.child_range(box, y1, y2, sym))
+
     def _child(self, box: Box, symbol: int) -> Box:
         child = box.children.get(symbol)
         if child is None:
@@ -218,11 +224,7 @@ class ZoomModel:
 
     def _move_root(self) -> None:
         while True:  # down: a child covers the whole view
-            cum = self.layout(self.root)
-            scale = (self.root_hi - self.root_lo) / DASHER_TOTAL
-            sym = int(np.searchsorted(cum, (ORIGIN_Y - self.root_lo) / scale, side="right")) - 1
-            sym = min(max(sym, 0), self.n - 1)
-            y1, y2 = self.root_lo + scale * cum[sym], self.root_lo + scale * cum[sym + 1]
+            sym, y1, y2 = self._child_at_crosshair(self.root, self.root_lo, self.root_hi)
             if not (y1 <= 0 and y2 >= MAX_Y):
                 break
             self._descend(self._child(self.root, sym), y1, y2)
@@ -330,11 +332,7 @@ class ZoomModel:
         """The text is the path to the deepest box containing the crosshair that reaches past it."""
         box, y1, y2 = self.root, self.root_lo, self.root_hi
         while True:
-            cum = self.layout(box)
-            scale = (y2 - y1) / DASHER_TOTAL
-            sym = int(np.searchsorted(cum, (ORIGIN_Y - y1) / scale, side="right")) - 1
-            sym = min(max(sym, 0), self.n - 1)
-            c1, c2 = y1 + scale * cum[sym], y1 + scale * cum[sym + 1]
+            sym, c1, c2 = self._child_at_crosshair(box, y1, y2)
             if c2 - c1 <= ORIGIN_X:
                 break
             box, y1, y2 = self._child(box, sym), c1, c2

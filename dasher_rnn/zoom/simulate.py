@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dasher_rnn.lm.protocol import DASHER_TOTAL
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
 from dasher_rnn.zoom.model import Frame, ZoomModel
 
@@ -34,10 +33,8 @@ def target_pointer(zoom: ZoomModel, target: str) -> tuple[float, float]:
     box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
     k = len(zoom.root_text)
     while k < len(target):
-        cum = zoom.layout(box)
         sym = zoom.alphabet.index(target[k])
-        scale = (y2 - y1) / DASHER_TOTAL
-        y1, y2 = y1 + scale * cum[sym], y1 + scale * cum[sym + 1]
+        y1, y2 = zoom.child_range(box, y1, y2, sym)
         k += 1
         box = box.children.get(sym)
         if box is None or y2 - y1 < 1.0:
