@@ -243,7 +243,7 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
 
 def _add_model_choice(p: argparse.ArgumentParser) -> None:
     """The predictor options shared by the app and the simulator."""
-    p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "uniform"])
+    p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "hybrid", "uniform"])
     p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
                    help="PPM training text file or folder (repeatable)")

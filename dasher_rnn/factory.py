@@ -70,16 +70,20 @@ def build_language_model(name: str, *, model_dir: str | Path | None = None, trai
     return model, f"RNN {model.describe()} from {model_dir}{origin}, {state} initial state{learning}"
 
 
-SOURCE_NAMES = ("rnn", "ppm", "uniform")
+SOURCE_NAMES = ("rnn", "ppm", "hybrid", "uniform")
 
 
 def build_source(name: str, *, model_dir: str | Path | None = None, ppm_train: list[str] | None = None,
                  alphabet: str | None = None, adapt: bool = True, profile: str | None = None,
                  profiles_dir: str | None = None, backend: str = "auto", threads: int | None = None):
     """The prediction source behind the zoom: the RNN predictor service (adapting to committed text through
-    a writing session when ``adapt``), PPM (learning committed text, as Dasher) or uniform."""
-    from dasher_rnn.zoom.sources import PPMSource, ServiceSource, UniformSource
+    a writing session when ``adapt``), PPM (learning committed text, as Dasher), the two mixed, or uniform."""
+    from dasher_rnn.zoom.sources import HybridSource, PPMSource, ServiceSource, UniformSource
 
+    if name == "hybrid":
+        rnn = build_source("rnn", model_dir=model_dir, alphabet=alphabet, adapt=adapt, profile=profile,
+                           profiles_dir=profiles_dir, backend=backend, threads=threads)
+        return HybridSource(rnn, build_ppm(ppm_train or [], rnn.alphabet.name)[0])
     if name == "ppm":
         model, _ = build_ppm(ppm_train or [], alphabet)
         return PPMSource(model)

@@ -74,3 +74,34 @@ def test_unlearn_restores_ppm_exactly(prefix):
     assert ppm._learn is learn_before
     for c, dist in zip(probes, before, strict=True):
         np.testing.assert_array_equal(ppm.distribution(65536, c), dist)
+
+
+def test_hybrid_source_mixes_and_takes_back_deleted_text_exactly(tiny_model_dir):
+    from dasher_rnn.predictor.service import PredictorService
+    from dasher_rnn.zoom.sources import HybridSource, ServiceSource
+
+    ppm = PPMModel(ALPHABET)
+    ppm.train_text("the cat sat on the mat. ")
+    with PredictorService.from_dir(tiny_model_dir, "torch") as service:
+        source = HybridSource(ServiceSource(service), ppm)
+        root = source.start("")
+        got = []
+        source.request(root, 1.0, got.append)
+        service.distributions([root.node])  # the worker has answered by now
+        w = source.gate.weight(root.ppm_context.order)
+        expected = w * root.p_rnn + (1 - w) * ppm.probs_at(root.ppm_context)
+        assert got[0].sum() == 65536 and np.argmax(got[0]) == np.argmax(expected)
+        probes = [ppm.context_after(t) for t in ["", "t", "th", "the "]]
+        before = ([ppm.distribution(65536, c) for c in probes], source.gate.w.copy())
+        context = root
+        for ch in "the zzq":
+            symbol = ALPHABET.index(ch)
+            if context.p_rnn is None:
+                source.request(context, 1.0, got.append)
+                service.distributions([context.node])
+            source.commit(symbol, context)
+            context = source.child(context, symbol)
+        assert not np.array_equal(source.gate.w, before[1])
+        source.uncommit(7)
+        assert [list(ppm.distribution(65536, c)) for c in probes] == [list(d) for d in before[0]]
+        np.testing.assert_array_equal(source.gate.w, before[1])

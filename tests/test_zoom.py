@@ -39,7 +39,7 @@ class RecordingSource(UniformSource):
     def release(self, handle):
         self.released.append(handle)
 
-    def commit(self, symbol):
+    def commit(self, symbol, context=None):
         self.learned.append(ALPHABET.symbols[symbol])
 
     def uncommit(self, count):

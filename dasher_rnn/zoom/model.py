@@ -101,6 +101,7 @@ class ZoomModel:
         self.root_lo, self.root_hi = 0.0, MAX_Y
         self.root_text = context  # the text up to and including the root's symbol
         self.text = context  # the text up to the output box: context + what is output now
+        self._output_box = self.root
         self._committed = len(context)
 
     def _new_root(self, context: str) -> Box:
@@ -113,8 +114,7 @@ class ZoomModel:
     def finish_message(self) -> str:
         """The user is done with this message: commit what is still only output, then start a new one."""
         rest = self.text[self._committed :]
-        for ch in rest:
-            self.source.commit(self.alphabet.index(ch))
+        self._commit(rest, self._output_box)
         self.source.new_message()
         self.reset()
         return rest
@@ -266,13 +266,24 @@ class ZoomModel:
         committed = max(len(self.context), len(self.root_text) - 1)
         if committed > self._committed:
             new = self.root_text[self._committed : committed]
-            for ch in new:
-                self.source.commit(self.alphabet.index(ch))
+            self._commit(new, self.root.parent)
             frame.committed += new
         elif committed < self._committed:
             self.source.uncommit(self._committed - committed)
             frame.uncommitted += self._committed - committed
         self._committed = committed
+
+    def _commit(self, text: str, last: Box | None) -> None:
+        """Hand ``text`` to the source to learn, each character with the context it was predicted in
+        (the parent of its box; ``last`` is the box of the last character) where that box is still known."""
+        contexts: list[object | None] = []
+        box = last
+        while len(contexts) < len(text) and box is not None and box.symbol >= 0 and box.parent is not None:
+            contexts.append(box.parent.handle)
+            box = box.parent
+        contexts += [None] * (len(text) - len(contexts))
+        for ch, context in zip(text, reversed(contexts), strict=True):
+            self.source.commit(self.alphabet.index(ch), context)
 
     def _walk(self) -> list[DrawnBox]:
         """Visible boxes, largest first, within the budget; children for big ones; drop what left the view."""
@@ -341,6 +352,7 @@ class ZoomModel:
         while b is not self.root:
             path.append(self.alphabet.symbols[b.symbol])
             b = b.parent
+        self._output_box = box
         text = self.root_text + "".join(reversed(path))
         common = 0
         limit = min(len(text), len(self.text))

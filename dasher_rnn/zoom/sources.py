@@ -37,8 +37,9 @@ class PredictionSource(Protocol):
     def release(self, handle: object) -> None:
         """``handle`` and everything below it are no longer needed."""
 
-    def commit(self, symbol: int) -> None:
-        """A character became part of the text for good (Dasher's commit rule): learn it."""
+    def commit(self, symbol: int, context: object | None = None) -> None:
+        """A character became part of the text for good (Dasher's commit rule): learn it. ``context`` is the
+        handle it was predicted after, when the zoom still has it."""
 
     def uncommit(self, count: int) -> None:
         """The user reversed back through ``count`` committed characters."""
@@ -73,7 +74,7 @@ class UniformSource:
 
     def release(self, handle: object) -> None: ...
 
-    def commit(self, symbol: int) -> None: ...
+    def commit(self, symbol: int, context: object | None = None) -> None: ...
 
     def uncommit(self, count: int) -> None: ...
 
@@ -101,7 +102,7 @@ class PPMSource:
 
     def release(self, handle: object) -> None: ...
 
-    def commit(self, symbol: int) -> None:
+    def commit(self, symbol: int, context: object | None = None) -> None:
         self.model.learn(symbol)
 
     def uncommit(self, count: int) -> None: ...
@@ -134,7 +135,7 @@ class ServiceSource:
     def release(self, handle: object) -> None:
         self.service.release(handle)
 
-    def commit(self, symbol: int) -> None:
+    def commit(self, symbol: int, context: object | None = None) -> None:
         if self.session is not None:
             self.session.commit(self.alphabet.symbols[symbol])
 
@@ -150,3 +151,80 @@ class ServiceSource:
         if self.session is not None:
             self.session.close()
         self.service.close()
+
+
+class _HybridContext:
+    """A context in both models, and (once answered) both models' next-symbol probabilities there."""
+
+    __slots__ = ("node", "ppm_context", "p_rnn", "p_ppm")
+
+    def __init__(self, node, ppm_context):
+        self.node, self.ppm_context = node, ppm_context
+        self.p_rnn: np.ndarray | None = None
+        self.p_ppm: np.ndarray | None = None
+
+
+class HybridSource:
+    """The RNN service mixed with an adaptive PPM (``lm.hybrid``): PPM's part and the mixing weight are
+    computed on the calling (UI) thread, where PPM also learns, so PPM is never touched from the worker;
+    the worker's callback only mixes arrays. Deleting committed text takes PPM's counts and the mixing
+    weights back exactly; the RNN rolls back through its writing session."""
+
+    name = "hybrid"
+
+    def __init__(self, rnn: ServiceSource, ppm, gate=None, floor: float = DASHER_FLOOR):
+        from dasher_rnn.lm.hybrid import OrderGate
+
+        self.rnn, self.ppm, self.alphabet, self.floor = rnn, ppm, rnn.alphabet, floor
+        self.gate = gate or OrderGate(ppm.max_order)
+        self._learned: list[tuple[object, tuple[int, float] | None]] = []  # for undo: PPM's record, gate (order, weight)
+
+    def start(self, context: str) -> object:
+        return _HybridContext(self.rnn.start(context), self.ppm.context_after(context))
+
+    def child(self, handle: object, symbol: int) -> object:
+        return _HybridContext(self.rnn.child(handle.node, symbol), self.ppm.entered(handle.ppm_context, symbol))
+
+    def request(self, handle: object, priority: float, deliver: Deliver) -> None:
+        p_ppm = self.ppm.probs_at(handle.ppm_context)
+        w = self.gate.weight(handle.ppm_context.order)
+
+        def mix(log_probs_or_none) -> None:
+            if log_probs_or_none is None:
+                deliver(None)
+                return
+            p_rnn = np.exp(log_probs_or_none.astype(np.float64))
+            p_rnn /= p_rnn.sum()
+            handle.p_rnn, handle.p_ppm = p_rnn, p_ppm
+            deliver(quantise(w * p_rnn + (1 - w) * p_ppm, self.floor))
+
+        future = self.rnn.service.request([handle.node], priority)
+        future.add_done_callback(lambda f: mix(None if f.exception() else f.result()[0].log_probs))
+
+    def release(self, handle: object) -> None:
+        self.rnn.release(handle.node)
+
+    def commit(self, symbol: int, context: object | None = None) -> None:
+        row = None
+        if context is not None and context.p_rnn is not None:
+            order = context.ppm_context.order
+            row = (order, self.gate.weight(order))
+            self.gate.update(order, float(context.p_rnn[symbol]), float(context.p_ppm[symbol]))
+        self._learned.append((self.ppm.learn(symbol), row))
+        self.rnn.commit(symbol)
+
+    def uncommit(self, count: int) -> None:
+        for _ in range(min(count, len(self._learned))):
+            record, row = self._learned.pop()
+            self.ppm.unlearn(record)
+            if row is not None:
+                self.gate.w[row[0]] = row[1]
+        self.rnn.uncommit(count)
+
+    def new_message(self) -> None:
+        self._learned.clear()  # deletions never reach back past a message (as in the RNN's session)
+        self.ppm.reset()
+        self.rnn.new_message()
+
+    def close(self) -> None:
+        self.rnn.close()
