@@ -71,6 +71,7 @@ def build_language_model(name: str, *, model_dir: str | Path | None = None, trai
 
 
 SOURCE_NAMES = ("rnn", "ppm", "hybrid", "uniform")
+HYBRID_STATE_FILE = "ppm.safetensors"  # the hybrid's PPM counts and mixing weights, in the profile's folder
 
 
 def build_source(name: str, *, model_dir: str | Path | None = None, ppm_train: list[str] | None = None,
@@ -83,7 +84,12 @@ def build_source(name: str, *, model_dir: str | Path | None = None, ppm_train: l
     if name == "hybrid":
         rnn = build_source("rnn", model_dir=model_dir, alphabet=alphabet, adapt=adapt, profile=profile,
                            profiles_dir=profiles_dir, backend=backend, threads=threads)
-        return HybridSource(rnn, build_ppm(ppm_train or [], rnn.alphabet.name)[0])
+        state_file = None
+        if profile is not None:
+            from dasher_rnn.adapt.profiles import ProfileStore
+
+            state_file = ProfileStore(profiles_dir).path(profile) / HYBRID_STATE_FILE
+        return HybridSource(rnn, build_ppm(ppm_train or [], rnn.alphabet.name)[0], state_file=state_file)
     if name == "ppm":
         model, _ = build_ppm(ppm_train or [], alphabet)
         return PPMSource(model)

@@ -105,3 +105,41 @@ def test_hybrid_source_mixes_and_takes_back_deleted_text_exactly(tiny_model_dir)
         source.uncommit(7)
         assert [list(ppm.distribution(65536, c)) for c in probes] == [list(d) for d in before[0]]
         np.testing.assert_array_equal(source.gate.w, before[1])
+
+
+def test_ppm_snapshot_round_trips_learned_counts_and_rejects_bad_ones():
+    ppm = PPMModel(ALPHABET)
+    ppm.train_text("the cat sat on the mat. ")
+    for ch in "the zebra":
+        ppm.learn(ALPHABET.index(ch))
+    twin = PPMModel(ALPHABET)
+    twin.restore(ppm.snapshot())
+    for text in ["", "the ", "the z", "zeb"]:
+        np.testing.assert_array_equal(twin.distribution(65536, twin.context_after(text)),
+                                      ppm.distribution(65536, ppm.context_after(text)))
+    bad = ppm.snapshot()
+    bad["keys"] = bad["keys"][::-1].copy()
+    try:
+        twin.restore(bad)
+        raise AssertionError("unsorted keys were accepted")
+    except ValueError as exc:
+        assert "sorted" in str(exc)
+
+
+def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_is_set_aside(tiny_model_dir, tmp_path):
+    from dasher_rnn.predictor.service import PredictorService
+    from dasher_rnn.zoom.sources import HybridSource, ServiceSource
+
+    state = tmp_path / "alice" / "ppm.safetensors"
+    with PredictorService.from_dir(tiny_model_dir, "torch") as service:
+        source = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
+        for ch in "Qwyzx Qwyzx":
+            source.commit(ALPHABET.index(ch))
+        source.gate.w[3] = 0.5
+        source.save_state()
+        again = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
+        ctx = again.ppm.context_after("Qwy")
+        assert again.ppm.probs_at(ctx)[ALPHABET.index("z")] > 0.5 and again.gate.w[3] == 0.5
+        state.write_bytes(b"not safetensors")
+        fresh = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
+        assert fresh.notice and not state.exists() and list(state.parent.glob("ppm.safetensors.bad-*"))

@@ -162,6 +162,39 @@ class PPMModel:
         self.reset()
         return sum(len(s) for s in segments)
 
+    # -- snapshots (a user's PPM persists with the profile as counts, not as text to re-read) ------
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """All counts as sorted (key, count) arrays: the trained base with every learned change merged in."""
+        keys, counts = self._keys, self._counts
+        if self._overlay:
+            keep = np.ones(len(keys), bool)
+            added_keys, added_counts = [], []
+            for ctx_key, children in self._overlay.items():
+                lo, hi = np.searchsorted(keys, [ctx_key * RADIX + 1, ctx_key * RADIX + RADIX])
+                keep[lo:hi] = False
+                for symbol, count in children.items():
+                    if count > 0:
+                        added_keys.append(ctx_key * RADIX + symbol + 1)
+                        added_counts.append(count)
+            keys = np.concatenate([keys[keep], np.array(added_keys, np.int64)])
+            counts = np.concatenate([counts[keep], np.array(added_counts, np.int64)])
+            order = np.argsort(keys, kind="stable")
+            keys, counts = keys[order], counts[order]
+        return {"keys": keys, "counts": counts, "max_order": np.array([self.max_order], np.int64)}
+
+    def restore(self, arrays: dict[str, np.ndarray]) -> None:
+        """Replace all counts with a ``snapshot`` (checked: a bad one raises ValueError and changes nothing)."""
+        keys, counts, max_order = (np.asarray(arrays.get(k)) for k in ("keys", "counts", "max_order"))
+        if max_order.shape != (1,) or int(max_order[0]) != self.max_order:
+            raise ValueError(f"PPM snapshot is for order {max_order.tolist()}, not {self.max_order}")
+        if keys.dtype != np.int64 or counts.dtype != np.int64 or keys.shape != counts.shape or keys.ndim != 1:
+            raise ValueError("PPM snapshot arrays must be two int64 vectors of one length")
+        symbols = keys % RADIX - 1
+        if np.any(np.diff(keys) <= 0) or np.any(counts <= 0) or np.any((symbols < 0) | (symbols >= len(self.alphabet))):
+            raise ValueError("PPM snapshot keys must be sorted, unique and for this alphabet, with positive counts")
+        self._keys, self._counts, self._overlay = keys, counts, {}
+        self.reset()
+
     # -- LanguageModel protocol -----------------------------------------------------------
     def reset(self) -> None:
         self._predict = _Context()

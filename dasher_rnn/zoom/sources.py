@@ -9,7 +9,11 @@ children are laid out from the uniform fallback.
 
 from __future__ import annotations
 
+import logging
+import os
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -172,12 +176,44 @@ class HybridSource:
 
     name = "hybrid"
 
-    def __init__(self, rnn: ServiceSource, ppm, gate=None, floor: float = DASHER_FLOOR):
+    def __init__(self, rnn: ServiceSource, ppm, gate=None, floor: float = DASHER_FLOOR, state_file: Path | None = None):
         from dasher_rnn.lm.hybrid import OrderGate
 
         self.rnn, self.ppm, self.alphabet, self.floor = rnn, ppm, rnn.alphabet, floor
         self.gate = gate or OrderGate(ppm.max_order)
         self._learned: list[tuple[object, tuple[int, float] | None]] = []  # for undo: PPM's record, gate (order, weight)
+        self.state_file, self.notice = state_file, None
+        if state_file is not None and state_file.exists():
+            self._load_state()
+
+    # -- persistence with the profile: PPM's counts (training text and the user's) and the mixing weights --
+    def save_state(self) -> None:
+        from safetensors.numpy import save_file
+
+        if self.state_file is None:
+            return
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
+        save_file({**self.ppm.snapshot(), "gate": self.gate.w}, str(tmp))
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, self.state_file)
+
+    def _load_state(self) -> None:
+        from safetensors.numpy import load_file
+
+        try:
+            arrays = load_file(str(self.state_file))
+            gate = arrays.pop("gate")
+            if gate.shape != self.gate.w.shape or not np.all((gate > 0) & (gate < 1)):
+                raise ValueError("mixing weights of the wrong shape or outside (0, 1)")
+            self.ppm.restore(arrays)
+            self.gate.w = gate.astype(np.float64)
+        except Exception as exc:  # corrupt or foreign: set it aside and start from the trained PPM
+            aside = self.state_file.with_name(f"{self.state_file.name}.bad-{int(time.time())}")
+            os.replace(self.state_file, aside)
+            self.notice = f"{self.state_file} could not be used ({exc}); moved to {aside.name}"
+            logging.getLogger(__name__).warning(self.notice)
 
     def start(self, context: str) -> object:
         return _HybridContext(self.rnn.start(context), self.ppm.context_after(context))
@@ -227,4 +263,5 @@ class HybridSource:
         self.rnn.new_message()
 
     def close(self) -> None:
+        self.save_state()
         self.rnn.close()
