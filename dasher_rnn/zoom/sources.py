@@ -186,6 +186,11 @@ class HybridSource:
         if state_file is not None and state_file.exists():
             self._load_state()
 
+    @property
+    def session(self):
+        """The RNN's writing session (adaptation state for the status bar, pause and resume)."""
+        return self.rnn.session
+
     # -- persistence with the profile: PPM's counts (training text and the user's) and the mixing weights --
     def save_state(self) -> None:
         from safetensors.numpy import save_file
