@@ -148,7 +148,7 @@ class DynamicEvaluator:
 
     # -- updates -----------------------------------------------------------------
     def _flat(self) -> torch.Tensor:
-        return torch.cat([p.detach().reshape(-1) for p in self.params]).clone()
+        return torch.cat([p.detach().reshape(-1) for p in self.params])  # cat copies: a snapshot, not a view
 
     def _checkpoint(self) -> Checkpoint:
         return Checkpoint(self.offset, self._flat(), self.state, self.base_state, self.scale, list(self.window),
@@ -182,7 +182,7 @@ class DynamicEvaluator:
             p.grad = None
         loss.backward()
         grads = [p.grad for p in self.params]
-        grad_norm = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)))
+        grad_norm = float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])))
         self.offset += len(segment)
         self.state = (new_state[0].detach(), new_state[1].detach())
         self.stats.updates += 1
