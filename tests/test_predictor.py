@@ -108,6 +108,24 @@ def test_a_request_under_a_released_node_fails_alone(tiny_model_dir):
             bad.result(5)
 
 
+def test_a_context_released_and_asked_for_again_gets_a_fresh_node(tiny_model_dir):
+    """The release runs later on the worker: asking for the same child before then must not hand out the
+    node that is about to be released (the zoom drops and re-creates boxes all the time)."""
+    with PredictorService.from_dir(tiny_model_dir, "torch") as service:
+        root = service.root("")
+        old = service.child(root, "a")
+        gate = threading.Event()
+        blocker = service._call(gate.wait)  # hold the worker so the release is still queued
+        service.release(old)
+        new = service.child(root, "a")
+        gate.set()
+        blocker.result(5)
+        assert new is not old
+        grandchild = service.child(new, "b")
+        (dist,) = service.distributions([grandchild])
+        assert dist.counts.sum() == 65536 and not new.released
+
+
 def test_very_long_context_is_processed(service, reference):
     text = "I need some tea. " * 6000  # 102k characters
     start = time.perf_counter()

@@ -112,6 +112,7 @@ class PredictorService:
         """Free a node and its subtree; their handles become invalid."""
         self._check_open()
         self.tree.check(node)
+        node.releasing = True  # from now on ``child`` makes a fresh node for this context
         self._call(self.tree.release, node)
 
     def set_weights(self, state_dict: dict) -> Future:

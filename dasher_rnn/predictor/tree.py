@@ -37,6 +37,7 @@ class Node:
     slot: int = -1
     log_probs: np.ndarray | None = field(default=None, repr=False)
     released: bool = False
+    releasing: bool = False  # a release is queued for the worker: ``child`` must not hand this node out again
     pinned: bool = False
 
 
@@ -72,7 +73,7 @@ class ContextTree:
         self.check(node)
         sym = self.symbol_id(symbol)
         existing = node.children.get(sym)
-        if existing is not None and not existing.released:
+        if existing is not None and not existing.released and not existing.releasing:
             return existing
         created = Node(self, node, sym, node.depth + 1)
         node.children[sym] = created
