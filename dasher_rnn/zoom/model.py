@@ -86,15 +86,16 @@ class ZoomModel:
         self._order = itertools.count()
         self._expanded: set[Box] = set()
         self._asked = self._answered = 0
+        self._started: list[object] = []  # handles from ``source.start``, released at the next reset
         self.bits_total = 0.0
         self.reset(context)
 
     # -- message --------------------------------------------------------------------
     def reset(self, context: str = "") -> None:
         """Start a message (``""``) or continue after ``context``; nothing is committed or output."""
-        for handle in getattr(self, "_started", []):
+        for handle in self._started:
             self.source.release(handle)  # with everything below it
-        self._started: list[object] = []
+        self._started.clear()
         self._expanded.clear()
         self.context = context
         self.root = self._new_root(context)
@@ -321,14 +322,9 @@ class ZoomModel:
         if not box.children:
             self._expanded.discard(box)
 
-    def _drop_children(self, box: Box, keep: int | None, release: bool = True) -> None:
+    def _drop_children(self, box: Box, keep: int | None) -> None:
         for sym in [sym for sym in box.children if sym != keep]:
-            if release:
-                self._drop_child(box, sym)
-            else:
-                self._forget(box.children.pop(sym))
-        if not box.children:
-            self._expanded.discard(box)
+            self._drop_child(box, sym)
 
     def _forget(self, box: Box) -> None:
         """Take a dropped subtree out of the expanded set (the source releases it in one go)."""
