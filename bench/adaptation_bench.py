@@ -5,7 +5,10 @@ times, checkpoint memory, and (with --tune) the tuning grid. Prints JSON.
     python bench/adaptation_bench.py --tune
 
 Streams are scored message by message as in DESIGN.md section 4: each message is predicted with
-the current weights, then committed (learned). Static = the shipped weights throughout.
+the current weights, then committed (learned). Static = the shipped weights throughout. Each user
+stream is measured twice: cold (the user's first messages ever: only the held-out text) and after
+history (the user first wrote their history file through the app, learned online message by
+message but not scored, then the held-out text is scored), as the corpora README pairs them.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR
 CORPORA = Path("../shared/corpora")
 STREAMS = {"sms_user_future": CORPORA / "adapt/sms_user_future.txt",
            "aac_imagined_test": CORPORA / "eval/aac_imagined_test.txt"}
+HISTORIES = {"sms_user_future": CORPORA / "adapt/sms_user_history.txt",
+             "aac_imagined_test": CORPORA / "adapt/aac_user_history.txt"}
 TUNE_STREAMS = {"aac_imagined_dev": CORPORA / "eval/aac_imagined_dev.txt",
                 "sms_user_history_head": CORPORA / "adapt/sms_user_history.txt"}
 
@@ -40,10 +45,12 @@ def worst_window_ratio(adapted: list[float], static: list[float], width: int = 2
     return float(np.max((a[width:] - a[:-width]) / (s[width:] - s[:-width])))
 
 
-def run_stream(model, alphabet, msg, lines: list[str], config: AdaptConfig) -> dict:
+def run_stream(model, alphabet, msg, lines: list[str], config: AdaptConfig, history: list[str] = ()) -> dict:
+    """Score ``lines`` static and adaptive; the adaptive model first learns ``history`` (unscored)."""
     static = score_messages(RNNLanguageModel(model, alphabet), lines, floor=0)
     lm = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, config, msg)
     start = time.perf_counter()
+    score_messages(lm, list(history), floor=0, adaptive=True)
     adaptive = score_messages(lm, lines, floor=0, adaptive=True)
     stats = lm.adapter.stats
     return {"chars": static.chars, "static_bpc": round(static.bits_per_char, 4),
@@ -89,6 +96,7 @@ def main() -> None:
     parser.add_argument("--segment", type=int, default=20)
     parser.add_argument("--tune", action="store_true", help="run the tuning grid on the dev streams instead")
     parser.add_argument("--tune-chars", type=int, default=15000, help="characters of each dev stream used for tuning")
+    parser.add_argument("--streams-only", action="store_true", help="skip the adversarial suite and timings")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (adaptation runs on one thread in the app)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -122,7 +130,14 @@ def main() -> None:
     config = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment)
     report = {"config": config.__dict__, "threads": args.threads, "streams": {}}
     for name, path in STREAMS.items():
-        report["streams"][name] = run_stream(model, alphabet, msg, read_messages(path), config)
+        lines = read_messages(path)
+        report["streams"][name] = run_stream(model, alphabet, msg, lines, config)
+        report["streams"][name + "_after_history"] = run_stream(model, alphabet, msg, lines, config,
+                                                                read_messages(HISTORIES[name]))
+        print(name, report["streams"][name], report["streams"][name + "_after_history"], flush=True)
+    if args.streams_only:
+        print(json.dumps(report, indent=1))
+        return
     adversarial = read_messages(ASSETS_DIR / "samples/adversarial.txt")
     report["adversarial"] = run_stream(model, alphabet, msg, adversarial, config)
     unguarded = AdaptConfig(**{**config.__dict__, "margin": float("inf"), "spike": float("inf")})

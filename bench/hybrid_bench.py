@@ -4,6 +4,8 @@ streams and all eval files, scored message by message (each predicted, then lear
     python bench/hybrid_bench.py [--model-dir models/english-lstm] [--ppm-train FILE] [--floor 0]
 
 PPM starts empty (it is there to remember the user's own words) unless --ppm-train is given.
+The two user streams are also measured after the user's history (learned online by every model,
+message by message, unscored), as the corpora README pairs them.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from dasher_rnn.lm.model_io import load_model
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 CORPORA = Path("../shared/corpora")
-STREAMS = [CORPORA / "adapt/sms_user_future.txt", *sorted((CORPORA / "eval").glob("*.txt"))]
+STREAMS = [(p.stem, p, None) for p in [CORPORA / "adapt/sms_user_future.txt", *sorted((CORPORA / "eval").glob("*.txt"))]]
+STREAMS += [("sms_user_future_after_history", CORPORA / "adapt/sms_user_future.txt", CORPORA / "adapt/sms_user_history.txt"),
+            ("aac_imagined_test_after_history", CORPORA / "eval/aac_imagined_test.txt", CORPORA / "adapt/aac_user_history.txt")]
+
+
+def adaptive_bpc(model, lines: list[str], history: list[str], floor: float) -> float:
+    """Bits/char on ``lines`` scored message by message after ``model`` learned ``history`` the same way."""
+    score_messages(model, history, floor=floor, adaptive=True)
+    return score_messages(model, lines, floor=floor, adaptive=True).bits_per_char
 
 
 def main() -> None:
@@ -33,29 +43,33 @@ def main() -> None:
     parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
     parser.add_argument("--ppm-train", action="append", default=[])
     parser.add_argument("--floor", type=float, default=0.0)
+    parser.add_argument("--only", nargs="*", help="stream names to run (default: all)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     model, alphabet, _ = load_model(args.model_dir)
     ppm_base, _ = build_ppm(args.ppm_train, alphabet.name)
     results = {}
-    for path in STREAMS:
+    for name, path, history_path in STREAMS:
+        if args.only and name not in args.only:
+            continue
         lines = read_messages(path)
+        history = read_messages(history_path) if history_path else []
         start = time.perf_counter()
         rnn = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, AdaptConfig())
-        rnn_bpc = score_messages(rnn, lines, floor=args.floor, adaptive=True).bits_per_char
-        ppm_bpc = score_messages(ppm_base.fork(), lines, floor=args.floor, adaptive=True).bits_per_char
+        rnn_bpc = adaptive_bpc(rnn, lines, history, args.floor)
+        ppm_bpc = adaptive_bpc(ppm_base.fork(), lines, history, args.floor)
         hybrid = HybridLanguageModel(AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, AdaptConfig()),
                                      ppm_base.fork())
-        hybrid_bpc = score_messages(hybrid, lines, floor=args.floor, adaptive=True).bits_per_char
-        results[path.stem] = {
+        hybrid_bpc = adaptive_bpc(hybrid, lines, history, args.floor)
+        results[name] = {
             "adapted_rnn": round(rnn_bpc, 4), "ppm": round(ppm_bpc, 4), "hybrid": round(hybrid_bpc, 4),
             "hybrid_vs_rnn": round(hybrid_bpc / rnn_bpc, 4),
             "hybrid_vs_best_component": round(hybrid_bpc / min(rnn_bpc, ppm_bpc), 4),
             "rnn_weight_by_ppm_order": [round(hybrid.gate.weight(o), 3) for o in range(hybrid.ppm.max_order + 1)],
             "seconds": round(time.perf_counter() - start, 1),
         }
-        print(path.stem, results[path.stem], flush=True)
+        print(name, results[name], flush=True)
     print(json.dumps({"model_dir": args.model_dir, "ppm_train": args.ppm_train, "floor": args.floor,
                       "results": results}, indent=1))
 

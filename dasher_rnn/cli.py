@@ -336,6 +336,8 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
                                                      "sessions: auto, onnx, torch, cuda (adapting sessions use torch)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictors")
     p.add_argument("--budget", type=int, default=3000, help="cached context states per session")
+    p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
+                   help="training text of hybrid sessions' PPM (repeatable; default: none, PPM learns the user's text)")
     p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a web origin (e.g. https://example.org) whose pages may use the API (repeatable); "
                         "loopback origins always may")
@@ -362,7 +364,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
-                          log_level=args.log_level).checked()
+                          log_level=args.log_level, ppm_train=args.ppm_train).checked()
     torch.set_num_threads(args.threads)
     print(f"dasher-rnn serve: http://{args.host}:{args.port}/v1 (schema at /docs), model {args.model_dir}", flush=True)
     run_server(config)

@@ -112,6 +112,36 @@ def test_profiles_are_saved_and_loaded_once_per_session(client, profiles):
     again.close(save=False)
 
 
+def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_in_the_profile(client, profiles,
+                                                                                               tiny_model_dir):
+    from dasher_rnn.lm.hybrid import HybridMixer
+    from dasher_rnn.lm.model_io import read_checked_config
+    from dasher_rnn.lm.ppm import PPMModel
+
+    alphabet = read_checked_config(tiny_model_dir)[1]
+    s = client.open_session(profile="hybrid-user", model="hybrid")
+    assert s.info["model"] == "hybrid"
+    rnn_only = client.predict(["I met Zb"])[0]
+    root = s.root("I met Zb")
+    before = s.distributions([root])[0]
+    # a fresh PPM knows nothing: the mixture is 0.9 x RNN + 0.1 x PPM's uniform guess
+    mixer = HybridMixer(PPMModel(alphabet))
+    expected = mixer.mix(np.exp(rnn_only.astype(np.float64)), mixer.context_after("I met Zb"))
+    assert np.allclose(np.exp(before), expected, atol=1e-5) and np.isclose(np.exp(before).sum(), 1, atol=1e-5)
+    y = alphabet.index("y")
+    s.commit("I met Zbyszek. Zbyszek", wait=True)
+    after = s.distributions([s.root("I met Zb")])[0]
+    assert after[y] > before[y] + 1  # PPM remembers the name the first time
+    s.delete(len("I met Zbyszek. Zbyszek"), wait=True)
+    assert np.array_equal(s.distributions([s.root("I met Zb")])[0], before)  # counts and weights taken back exactly
+    s.commit("Zbyszek. ", wait=True)
+    learned = s.distributions([s.root("I met Zb")])[0]
+    assert s.close()["saved"] and (profiles / "hybrid-user" / "ppm.safetensors").is_file()
+    again = client.open_session(profile="hybrid-user", model="hybrid")
+    assert np.allclose(again.distributions([again.root("I met Zb")])[0], learned, atol=1e-6)
+    again.close(save=False)
+
+
 def test_websocket_carries_the_same_operations(client, session):
     with session.websocket() as ws:
         root = ws.call("context", text="I need", format="log_probs")

@@ -124,3 +124,13 @@ def test_quantise_contract():
     q = quantise(p, floor=0.05)
     assert q.sum() == DASHER_TOTAL and (q >= uniform_add(4, 0.05)).all()
     assert q[0] > q[1] > q[2] > q[3]
+
+
+def test_unfloored_probabilities_never_give_an_unseen_symbol_zero():
+    """With a long history the escape mass falls below one integer unit per symbol; scoring without
+    Dasher's floor must still give every symbol a (tiny) probability, not infinite bits."""
+    ppm = PPMModel(load_alphabet("english"))
+    ppm.train_text("ab" * 500_000)
+    probs = ppm.probs_at(ppm.context_after("ababab"))
+    assert probs.min() > 0 and np.isclose(probs.sum(), 1.0)
+    assert probs.argmax() == ppm.alphabet.index("a")

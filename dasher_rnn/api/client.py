@@ -72,8 +72,8 @@ class DasherClient:
     def sessions(self) -> list[dict]:
         return self.call("GET", "/v1/sessions")["sessions"]
 
-    def open_session(self, profile: str | None = None, adapt: bool = True) -> ClientSession:
-        info = self.call("POST", "/v1/sessions", {"profile": profile, "adapt": adapt})
+    def open_session(self, profile: str | None = None, adapt: bool = True, model: str = "rnn") -> ClientSession:
+        info = self.call("POST", "/v1/sessions", {"profile": profile, "adapt": adapt, "model": model})
         return ClientSession(self, info)
 
     def close(self) -> None:

@@ -41,6 +41,7 @@ class ServerConfig:
     limits: Limits = field(default_factory=Limits)
     allow_origins: list[str] = field(default_factory=list)
     log_level: str = "warning"
+    ppm_train: list[str] = field(default_factory=list)  # the hybrid's PPM training text (files or folders)
 
     def checked(self) -> ServerConfig:
         """Refuses a non-loopback address without a token (``--token`` or ``$DASHER_RNN_TOKEN``)."""
@@ -58,7 +59,7 @@ def build_app(config: ServerConfig):
     from dasher_rnn.api.app import create_app
 
     registry = Registry(config.model_dir, config.limits, config.profiles_dir, config.backend, config.threads,
-                        config.budget)
+                        config.budget, ppm_train=config.ppm_train)
     return create_app(registry, token=config.token, loopback=is_loopback(config.host),
                       allow_origins=config.allow_origins)
 

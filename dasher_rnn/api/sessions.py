@@ -12,17 +12,23 @@ import asyncio
 import itertools
 import logging
 import secrets
+import threading
 import time
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.normalise import normalise
-from dasher_rnn.predictor.service import Distribution, PredictorService, ServiceClosed
+from dasher_rnn.predictor.service import Distribution, PredictorService, ServiceClosed, make_distributions
 from dasher_rnn.predictor.tree import Node, NodeError
 
 log = logging.getLogger(__name__)
+
+MIXER_CONTEXT = 500  # characters of the message before a commit that the hybrid's weight update conditions on
+MIXER_CHUNK = 256  # committed characters scored per request for the hybrid's weight update
 
 
 @dataclass(frozen=True)
@@ -102,13 +108,20 @@ def _subtree_size(node: Node) -> int:
 
 
 class ApiSession:
-    """One client's session: handles (integers) on nodes of its predictor's context tree."""
+    """One client's session: handles (integers) on nodes of its predictor's context tree.
 
-    def __init__(self, sid: str, profile: str | None, adapt: bool, service: PredictorService, writing, limits: Limits):
+    A hybrid session (``mixer`` given) also keeps each handle's PPM context, mixes PPM into every
+    distribution, and lets PPM and the mixing weights learn committed text and forget deleted text."""
+
+    def __init__(self, sid: str, profile: str | None, adapt: bool, service: PredictorService, writing, limits: Limits,
+                 mixer=None, mixer_file: Path | None = None):
         self.id, self.profile, self.adapt = sid, profile, adapt
         self.service, self.writing, self.limits = service, writing, limits
+        self.mixer, self.mixer_file = mixer, mixer_file
+        self.model = "rnn" if mixer is None else "hybrid"
         self.alphabet = service.alphabet
         self.handles: dict[int, Node] = {}
+        self.ppm_contexts: dict[int, object] = {}  # handle -> PPM context (hybrid sessions)
         self._by_node: dict[int, int] = {}  # id(node) -> its handle: one handle per context
         self.roots: set[int] = set()
         self._ids = itertools.count(1)
@@ -117,7 +130,8 @@ class ApiSession:
         self.closed = False
 
     def info(self) -> dict:
-        out = {"session": self.id, "profile": self.profile, "adapt": self.adapt, "contexts": len(self.handles),
+        out = {"session": self.id, "profile": self.profile, "model": self.model, "adapt": self.adapt,
+               "contexts": len(self.handles),
                "backend": self.service.backend.name, "weights_version": self.service.weights_version}
         if self.writing is not None:
             out["adaptation"] = self.writing.stats()
@@ -127,19 +141,22 @@ class ApiSession:
     def node(self, handle: int) -> Node:
         node = self.handles.get(handle)
         if node is None or node.released:
+            self.ppm_contexts.pop(handle, None)
             if self.handles.pop(handle, None) is not None and self._by_node.get(id(node)) == handle:
                 del self._by_node[id(node)]
             raise ApiError(404, "unknown_context", f"no context {handle} in session {self.id} "
                                                    "(never created, released, or under a released context)")
         return node
 
-    def _register(self, node: Node, root: bool = False) -> int:
+    def _register(self, node: Node, root: bool = False, ppm_context=None) -> int:
         handle = self._by_node.get(id(node))
         if handle is not None and self.handles.get(handle) is node:
             return handle  # the context already has a handle
         handle = next(self._ids)
         self.handles[handle] = node
         self._by_node[id(node)] = handle
+        if self.mixer is not None:
+            self.ppm_contexts[handle] = ppm_context
         if root:
             self.roots.add(handle)
         return handle
@@ -148,6 +165,7 @@ class ApiSession:
         if len(self.handles) + handles > self.limits.max_handles:
             self.handles = {h: n for h, n in self.handles.items() if not n.released}
             self._by_node = {id(n): h for h, n in self.handles.items()}
+            self.ppm_contexts = {h: c for h, c in self.ppm_contexts.items() if h in self.handles}
             self.roots &= self.handles.keys()
             if len(self.handles) + handles > self.limits.max_handles:
                 raise ApiError(429, "too_many_handles", f"session {self.id} holds {len(self.handles)} contexts; the limit "
@@ -165,7 +183,8 @@ class ApiSession:
         futures = [self._service_call(self.service.root_async, t) for t in texts]
         nodes = [await wait(f) for f in futures]
         self._nodes += len(nodes)
-        return [self._register(n, root=True) for n in nodes]
+        contexts = [self.mixer.context_after(t) if self.mixer else None for t in texts]
+        return [self._register(n, root=True, ppm_context=c) for n, c in zip(nodes, contexts, strict=True)]
 
     async def create_children(self, specs: list[tuple[int, str]]) -> list[int]:
         """Contexts ``symbols`` below each ``parent`` handle."""
@@ -179,13 +198,15 @@ class ApiSession:
         fresh = sum(not self._has_handle(self._existing(p, sy)) for p, (_, sy) in zip(parents, specs, strict=True))
         await self._make_room(fresh, sum(len(s) for _, s in specs))
         out = []
-        for parent, (_, symbols) in zip(parents, specs, strict=True):
-            node = parent
+        for (parent_handle, symbols), parent in zip(specs, parents, strict=True):
+            node, ppm_context = parent, self.ppm_contexts.get(parent_handle)
             for ch in symbols:
                 existing = node.children.get(self.alphabet.index(ch))
                 node = self._service_call(self.service.child, node, ch)
                 self._nodes += existing is not node
-            out.append(self._register(node))
+                if self.mixer is not None:
+                    ppm_context = self.mixer.entered(ppm_context, self.alphabet.index(ch))
+            out.append(self._register(node, ppm_context=ppm_context))
         return out
 
     def _existing(self, node: Node | None, symbols: str) -> Node | None:
@@ -201,6 +222,7 @@ class ApiSession:
     def release(self, handle: int) -> None:
         node = self.node(handle)
         del self.handles[handle]
+        self.ppm_contexts.pop(handle, None)
         self._by_node.pop(id(node), None)
         self.roots.discard(handle)
         self._service_call(self.service.release, node)
@@ -208,7 +230,12 @@ class ApiSession:
     async def distributions(self, handles: list[int], priority: float = 0.0) -> list[Distribution]:
         check_count(len(handles), self.limits.max_contexts, "contexts")
         nodes = [self.node(h) for h in handles]
-        return await wait(self._service_call(self.service.request, nodes, priority))
+        contexts = [self.ppm_contexts[h] for h in handles] if self.mixer is not None else None
+        dists = await wait(self._service_call(self.service.request, nodes, priority))
+        if contexts is None:
+            return dists
+        mixed = [self.mixer.mix(d.probs, c) for d, c in zip(dists, contexts, strict=True)]
+        return make_distributions([np.log(p).astype(np.float32) for p in mixed], self.service.floor)
 
     def _service_call(self, fn, *args):
         try:
@@ -230,24 +257,67 @@ class ApiSession:
 
     async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
         writing = self._writing()
-        writing.commit(check_text(text, self.alphabet, self.limits, "committed text", reject_unknown))
+        text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
+        if self.mixer is not None and self.adapt:
+            await self._mixer_commit(text)
+        writing.commit(text)
         await self._settle(wait_)
+
+    async def _mixer_commit(self, text: str) -> None:
+        """PPM learns ``text``; a character outside the alphabet ends the message, as in the RNN's writing
+        session."""
+        runs, current = [], []
+        for ch in text:
+            if ch in self.alphabet:
+                current.append(ch)
+            else:
+                runs += ["".join(current), None]
+                current = []
+        for run in [*runs, "".join(current)]:
+            if run is None:
+                self.mixer.new_message()
+            elif run:
+                await self._mixer_learn(run)
+
+    async def _mixer_learn(self, run: str) -> None:
+        """The mixing weights learn from the RNN's probability of each character of ``run`` after the
+        message so far (its last ``MIXER_CONTEXT`` characters), asked for in one batched request."""
+        mixer = self.mixer
+        for start in range(0, len(run), MIXER_CHUNK):  # a chunk's contexts fit in the tree's state budget
+            chunk = run[start : start + MIXER_CHUNK]
+            context = self.alphabet.decode(mixer.message[-MIXER_CONTEXT:])
+            root = await wait(self._service_call(self.service.root_async, context))
+            try:
+                nodes = [root]
+                for ch in chunk[:-1]:
+                    nodes.append(self._service_call(self.service.child, nodes[-1], ch))
+                dists = await wait(self._service_call(self.service.request, nodes))
+            finally:
+                self._service_call(self.service.release, root)
+            for ch, dist in zip(chunk, dists, strict=True):
+                symbol = self.alphabet.index(ch)
+                mixer.commit(symbol, float(dist.probs[symbol]))
 
     async def delete(self, count: int, wait_: bool = False) -> None:
         writing = self._writing()
         if not 1 <= count <= self.limits.max_text:
             raise ApiError(422, "bad_count", f"delete count must be 1..{self.limits.max_text}, not {count}")
+        if self.mixer is not None:
+            self.mixer.uncommit(count)
         writing.delete(count)
         await self._settle(wait_)
 
     async def reset(self, wait_: bool = False) -> None:
         """A message boundary: what is committed next starts a new message."""
         self._writing().new_message()
+        if self.mixer is not None:
+            self.mixer.new_message()
         await self._settle(wait_)
 
     async def set_adapting(self, enabled: bool) -> None:
         writing = self._writing()
         writing.resume() if enabled else writing.pause()
+        self.adapt = enabled
         await self._settle(True)
 
     async def save_profile(self) -> dict:
@@ -255,6 +325,8 @@ class ApiSession:
         if self.profile is None:
             raise ApiError(409, "no_profile", f"session {self.id} has no profile to save")
         await asyncio.wrap_future(writing.save_profile())
+        if self.mixer_file is not None:
+            await asyncio.to_thread(self.mixer.save, self.mixer_file)
         return {"profile": self.profile, "characters_adapted": writing.characters_adapted}
 
     def close(self, save: bool = True) -> None:
@@ -263,6 +335,8 @@ class ApiSession:
         try:
             if self.writing is not None:
                 self.writing.close(save=save)
+            if save and self.mixer_file is not None:
+                self.mixer.save(self.mixer_file)
         finally:
             self.service.close()
 
@@ -271,7 +345,8 @@ class Registry:
     """The server's sessions, the shared stateless predictor and the limits."""
 
     def __init__(self, model_dir: str | Path, limits: Limits | None = None, profiles_dir: str | Path | None = None,
-                 backend: str = "auto", threads: int | None = None, budget: int = 3000, adapt_config=None):
+                 backend: str = "auto", threads: int | None = None, budget: int = 3000, adapt_config=None,
+                 ppm_train: list[str] | None = None):
         from dasher_rnn.lm.model_io import read_checked_config
 
         self.model_dir = Path(model_dir)
@@ -279,6 +354,9 @@ class Registry:
         self.limits = limits or Limits()
         self.profiles_dir, self.backend, self.threads, self.budget = profiles_dir, backend, threads, budget
         self.adapt_config = adapt_config
+        self.ppm_train = ppm_train or []
+        self._ppm = None  # the hybrid's trained PPM, built at the first hybrid session and forked for each
+        self._ppm_lock = threading.Lock()
         self.sessions: dict[str, ApiSession] = {}
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
         self.base: PredictorService | None = None
@@ -312,10 +390,10 @@ class Registry:
         return session
 
     def list(self) -> list[dict]:
-        return [{"session": s.id, "profile": s.profile, "adapt": s.adapt, "contexts": len(s.handles)}
+        return [{"session": s.id, "profile": s.profile, "model": s.model, "adapt": s.adapt, "contexts": len(s.handles)}
                 for s in self.sessions.values()]
 
-    async def open(self, profile: str | None, adapt: bool = True) -> ApiSession:
+    async def open(self, profile: str | None, adapt: bool = True, model: str = "rnn") -> ApiSession:
         from dasher_rnn.adapt.profiles import ProfileError, check_name
 
         if profile is not None:
@@ -335,15 +413,31 @@ class Registry:
         key = profile if profile is not None else f"\x00{secrets.token_hex(8)}"
         self._opening[key] = key
         try:
-            session = await asyncio.to_thread(self._load, profile, adapt)
+            session = await asyncio.to_thread(self._load, profile, adapt, model)
         finally:
             del self._opening[key]
         self.sessions[session.id] = session
         return session
 
-    def _load(self, profile: str | None, adapt: bool) -> ApiSession:
-        from dasher_rnn.adapt.session import WritingSession
+    def _trained_ppm(self):
+        from dasher_rnn.factory import build_ppm
 
+        with self._ppm_lock:
+            if self._ppm is None:
+                self._ppm = build_ppm(self.ppm_train, self.alphabet.name)[0]
+            return self._ppm.fork()
+
+    def _load(self, profile: str | None, adapt: bool, model: str = "rnn") -> ApiSession:
+        from dasher_rnn.adapt.session import WritingSession
+        from dasher_rnn.factory import HYBRID_STATE_FILE
+        from dasher_rnn.lm.hybrid import HybridMixer
+
+        mixer = mixer_file = notice = None
+        if model == "hybrid":
+            mixer = HybridMixer(self._trained_ppm())
+            if profile is not None:
+                mixer_file = self.store.path(profile) / HYBRID_STATE_FILE
+                notice = mixer.load(mixer_file)
         stateful = adapt or profile is not None
         # adapted weights are swapped into the predictor, which only the torch backends can do
         backend = ("cuda" if self.backend == "cuda" else "torch") if stateful else self.backend
@@ -357,7 +451,10 @@ class Registry:
                 service.close()
                 raise
         sid = secrets.token_hex(8)
-        return ApiSession(sid, profile, adapt, service, writing, self.limits)
+        session = ApiSession(sid, profile, adapt, service, writing, self.limits, mixer, mixer_file)
+        if notice is not None and writing is not None:
+            writing.notice = "; ".join(filter(None, [writing.notice, notice]))
+        return session
 
     async def close(self, sid: str, save: bool = True) -> dict:
         session = self.get(sid)

@@ -13,6 +13,11 @@ context of each model on the committed stream, apart from the prediction context
 
 from __future__ import annotations
 
+import logging
+import os
+import time
+from pathlib import Path
+
 import numpy as np
 
 from dasher_rnn.lm.ppm import PPMModel
@@ -52,6 +57,91 @@ class OrderGate:
         return twin
 
 
+class HybridMixer:
+    """PPM, the mixing weights and the undo records of what they learned: the hybrid's state apart
+    from the RNN. The app's zoom source, the API's sessions and ``HybridLanguageModel`` each bring the
+    RNN's probabilities; the mixer adds PPM's, learns committed symbols and takes deleted ones back.
+
+    ``commit`` scores the symbol in the committed context (the message so far), so the gate learns
+    from what the user wrote, wherever the prediction contexts are."""
+
+    def __init__(self, ppm: PPMModel, gate: OrderGate | None = None):
+        self.ppm = ppm
+        self.gate = gate or OrderGate(ppm.max_order)
+        self.new_message()
+
+    def context_after(self, text: str):
+        return self.ppm.context_after(text)
+
+    def entered(self, ctx, symbol: int):
+        return self.ppm.entered(ctx, symbol)
+
+    def mix(self, p_rnn: np.ndarray, ctx) -> np.ndarray:
+        """The mixture's probabilities in PPM context ``ctx`` given the RNN's ``p_rnn`` there."""
+        w = self.gate.weight(ctx.order)
+        return w * p_rnn + (1 - w) * self.ppm.probs_at(ctx)
+
+    def commit(self, symbol: int, p_rnn: float | None = None) -> None:
+        """PPM learns ``symbol``; the gate learns from it when the RNN's probability of it is given."""
+        ctx = self._committed
+        weight = self.gate.weight(ctx.order)
+        if p_rnn is not None:
+            self.gate.update(ctx.order, float(p_rnn), float(self.ppm.probs_at(ctx)[symbol]))
+        self._undo.append((ctx, weight, self.ppm.learn(symbol)))
+        self._committed = self.ppm.entered(ctx, symbol)
+        self.message.append(symbol)
+
+    def uncommit(self, count: int) -> None:
+        """Take back the last ``count`` committed symbols of this message: PPM's counts and the weights exactly."""
+        for _ in range(min(count, len(self._undo))):
+            ctx, weight, record = self._undo.pop()
+            self.ppm.unlearn(record)
+            self.gate.w[ctx.order] = weight
+            self._committed = ctx
+            self.message.pop()
+
+    def new_message(self) -> None:
+        """Deletions never reach back past a message start (as in the RNN's writing session)."""
+        self._undo: list = []
+        self.message: list[int] = []  # symbols committed in this message
+        self.ppm.reset()
+        self._committed = self.ppm.context_after("")
+
+    # -- persistence: PPM's counts (training text and the user's) and the weights, in one safetensors file --
+    def save(self, path: Path) -> None:
+        """Atomically: a temporary file, fsync, rename; the file on disk is always complete."""
+        from safetensors.numpy import save_file
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        save_file({**self.ppm.snapshot(), "gate": self.gate.w}, str(tmp))
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def load(self, path: Path) -> str | None:
+        """Restore from ``path`` if it exists; a corrupt or foreign file is set aside and the notice returned."""
+        from safetensors.numpy import load_file
+
+        if not path.exists():
+            return None
+        try:
+            arrays = load_file(str(path))
+            gate = arrays.pop("gate")
+            if gate.shape != self.gate.w.shape or not np.all((gate > 0) & (gate < 1)):
+                raise ValueError("mixing weights of the wrong shape or outside (0, 1)")
+            self.ppm.restore(arrays)
+            self.gate.w = gate.astype(np.float64)
+        except Exception as exc:  # corrupt or foreign: set it aside and start from the trained PPM
+            aside = path.with_name(f"{path.name}.bad-{int(time.time())}")
+            os.replace(path, aside)
+            notice = f"{path} could not be used ({exc}); moved to {aside.name}"
+            logging.getLogger(__name__).warning(notice)
+            return notice
+        self.new_message()
+        return None
+
+
 class HybridLanguageModel:
     """Implements ``LanguageModel`` over an RNN language model (static or adaptive) and a PPM."""
 
@@ -59,7 +149,8 @@ class HybridLanguageModel:
         if rnn.alphabet.symbols != ppm.alphabet.symbols:
             raise ValueError("the RNN and PPM must share one alphabet")
         self.rnn, self.ppm, self.alphabet = rnn, ppm, rnn.alphabet
-        self.gate = gate or OrderGate(ppm.max_order)
+        self.mixer = HybridMixer(ppm, gate)
+        self.gate = self.mixer.gate
         self._committed_rnn = RNNLanguageModel(rnn.model, rnn.alphabet, rnn.zero_state)  # same (adapting) weights
         self.reset()
 
@@ -69,9 +160,8 @@ class HybridLanguageModel:
     # -- prediction context ---------------------------------------------------------------
     def reset(self) -> None:
         self.rnn.reset()
-        self.ppm.reset()
+        self.mixer.new_message()
         self._committed_rnn.reset()
-        self._committed_ppm = self.ppm.context_after("")
 
     def cut(self) -> None:
         self.rnn.cut()
@@ -99,14 +189,9 @@ class HybridLanguageModel:
 
     # -- learning ---------------------------------------------------------------------------
     def learn(self, symbol: int) -> None:
-        ctx = self._committed_ppm
-        p_ppm = self.ppm.probs_at(ctx)[symbol]
-        p_rnn = self._committed_rnn.probs()[symbol]
-        self.gate.update(ctx.order, float(p_rnn), float(p_ppm))
+        self.mixer.commit(symbol, self._committed_rnn.probs()[symbol])
         self.rnn.learn(symbol)
-        self.ppm.learn(symbol)
         self._committed_rnn.advance(symbol)
-        self._committed_ppm = self.ppm.entered(ctx, symbol)
 
     def fork(self) -> HybridLanguageModel:
         return HybridLanguageModel(self.rnn.fork(), self.ppm.fork(), self.gate.copy())

@@ -290,7 +290,9 @@ class PPMModel:
         return self.probs_at(self._predict)
 
     def probs_at(self, ctx: _Context) -> np.ndarray:
-        return self.distribution(PROBS_RESOLUTION, ctx) / PROBS_RESOLUTION
+        """Probabilities without Dasher's floor; every symbol keeps at least 2^-24 (Dasher's integer
+        arithmetic gives a symbol never seen nothing once the escape mass falls below one unit per symbol)."""
+        return (self.distribution(PROBS_RESOLUTION - len(self.alphabet), ctx) + 1) / PROBS_RESOLUTION
 
     @property
     def prediction_order(self) -> int:

@@ -9,9 +9,6 @@ children are laid out from the uniform fallback.
 
 from __future__ import annotations
 
-import logging
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -158,67 +155,41 @@ class ServiceSource:
 
 
 class _HybridContext:
-    """A context in both models, and (once answered) both models' next-symbol probabilities there."""
+    """A context in both models, and (once answered) the RNN's next-symbol probabilities there."""
 
-    __slots__ = ("node", "ppm_context", "p_rnn", "p_ppm")
+    __slots__ = ("node", "ppm_context", "p_rnn")
 
     def __init__(self, node, ppm_context):
         self.node, self.ppm_context = node, ppm_context
         self.p_rnn: np.ndarray | None = None
-        self.p_ppm: np.ndarray | None = None
 
 
 class HybridSource:
-    """The RNN service mixed with an adaptive PPM (``lm.hybrid``): PPM's part and the mixing weight are
-    computed on the calling (UI) thread, where PPM also learns, so PPM is never touched from the worker;
-    the worker's callback only mixes arrays. Deleting committed text takes PPM's counts and the mixing
-    weights back exactly; the RNN rolls back through its writing session."""
+    """The RNN service mixed with an adaptive PPM (``lm.hybrid.HybridMixer``): PPM's part and the mixing
+    weight are computed on the calling (UI) thread, where PPM also learns, so PPM is never touched from
+    the worker; the worker's callback only mixes arrays. Deleting committed text takes PPM's counts and
+    the mixing weights back exactly; the RNN rolls back through its writing session."""
 
     name = "hybrid"
 
     def __init__(self, rnn: ServiceSource, ppm, gate=None, floor: float = DASHER_FLOOR, state_file: Path | None = None):
-        from dasher_rnn.lm.hybrid import OrderGate
+        from dasher_rnn.lm.hybrid import HybridMixer
 
-        self.rnn, self.ppm, self.alphabet, self.floor = rnn, ppm, rnn.alphabet, floor
-        self.gate = gate or OrderGate(ppm.max_order)
-        self._learned: list[tuple[object, tuple[int, float] | None]] = []  # for undo: PPM's record, gate (order, weight)
-        self.state_file, self.notice = state_file, None
-        if state_file is not None and state_file.exists():
-            self._load_state()
+        self.rnn, self.alphabet, self.floor = rnn, rnn.alphabet, floor
+        self.mixer = HybridMixer(ppm, gate)
+        self.ppm, self.gate = ppm, self.mixer.gate
+        self.state_file = state_file
+        self.notice = self.mixer.load(state_file) if state_file is not None else None
 
     @property
     def session(self):
         """The RNN's writing session (adaptation state for the status bar, pause and resume)."""
         return self.rnn.session
 
-    # -- persistence with the profile: PPM's counts (training text and the user's) and the mixing weights --
     def save_state(self) -> None:
-        from safetensors.numpy import save_file
-
-        if self.state_file is None:
-            return
-        self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        save_file({**self.ppm.snapshot(), "gate": self.gate.w}, str(tmp))
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, self.state_file)
-
-    def _load_state(self) -> None:
-        from safetensors.numpy import load_file
-
-        try:
-            arrays = load_file(str(self.state_file))
-            gate = arrays.pop("gate")
-            if gate.shape != self.gate.w.shape or not np.all((gate > 0) & (gate < 1)):
-                raise ValueError("mixing weights of the wrong shape or outside (0, 1)")
-            self.ppm.restore(arrays)
-            self.gate.w = gate.astype(np.float64)
-        except Exception as exc:  # corrupt or foreign: set it aside and start from the trained PPM
-            aside = self.state_file.with_name(f"{self.state_file.name}.bad-{int(time.time())}")
-            os.replace(self.state_file, aside)
-            self.notice = f"{self.state_file} could not be used ({exc}); moved to {aside.name}"
-            logging.getLogger(__name__).warning(self.notice)
+        """PPM's counts (training text and the user's) and the mixing weights, with the profile."""
+        if self.state_file is not None:
+            self.mixer.save(self.state_file)
 
     def start(self, context: str) -> object:
         return _HybridContext(self.rnn.start(context), self.ppm.context_after(context))
@@ -236,7 +207,7 @@ class HybridSource:
                 return
             p_rnn = np.exp(log_probs_or_none.astype(np.float64))
             p_rnn /= p_rnn.sum()
-            handle.p_rnn, handle.p_ppm = p_rnn, p_ppm
+            handle.p_rnn = p_rnn
             deliver(quantise(w * p_rnn + (1 - w) * p_ppm, self.floor))
 
         future = self.rnn.service.request([handle.node], priority)
@@ -246,25 +217,17 @@ class HybridSource:
         self.rnn.release(handle.node)
 
     def commit(self, symbol: int, context: object | None = None) -> None:
-        row = None
-        if context is not None and context.p_rnn is not None:
-            order = context.ppm_context.order
-            row = (order, self.gate.weight(order))
-            self.gate.update(order, float(context.p_rnn[symbol]), float(context.p_ppm[symbol]))
-        self._learned.append((self.ppm.learn(symbol), row))
+        """``context``: the committed box's parent context, whose RNN answer (when it came) teaches the gate."""
+        p_rnn = context.p_rnn if context is not None else None
+        self.mixer.commit(symbol, None if p_rnn is None else p_rnn[symbol])
         self.rnn.commit(symbol)
 
     def uncommit(self, count: int) -> None:
-        for _ in range(min(count, len(self._learned))):
-            record, row = self._learned.pop()
-            self.ppm.unlearn(record)
-            if row is not None:
-                self.gate.w[row[0]] = row[1]
+        self.mixer.uncommit(count)
         self.rnn.uncommit(count)
 
     def new_message(self) -> None:
-        self._learned.clear()  # deletions never reach back past a message (as in the RNN's session)
-        self.ppm.reset()
+        self.mixer.new_message()
         self.rnn.new_message()
 
     def close(self) -> None:
