@@ -1,6 +1,7 @@
 """Predictor API speed on loopback. Prints JSON.
 
     python bench/api_bench.py [--model-dir models/english-lstm] [--clients 50] [--requests 200]
+    python bench/api_bench.py --model hybrid --ppm-train ../shared/corpora/dasher/training_english_GB.txt
 
 Starts `dasher-rnn serve` in its own process on a free loopback port, then:
 - latency (one client, one request at a time, after a warm-up): a distributions request for 1 fresh
@@ -45,6 +46,8 @@ def start_server(args, profiles: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     cmd = [sys.executable, "-m", "dasher_rnn", "serve", "--port", str(port), "--model-dir", args.model_dir,
            "--profiles-dir", profiles, "--threads", str(args.threads), "--max-sessions", str(args.sessions + 1)]
+    for path in args.ppm_train:
+        cmd += ["--ppm-train", path]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -71,11 +74,11 @@ def fresh_symbols(rng: np.random.Generator) -> str:
     return "".join(rng.choice(list(LETTERS), 2))
 
 
-def latency(url: str, repeats: int, big_repeats: int, rng: np.random.Generator) -> dict:
+def latency(url: str, repeats: int, big_repeats: int, rng: np.random.Generator, model: str) -> dict:
     """Each timed request asks for children (one model step each) of a parent whose state is ready."""
     with DasherClient(url) as client:
         symbols = client.symbols
-        session = client.open_session(adapt=True)
+        session = client.open_session(adapt=True, model=model)
         root = session.root("Hello, how are you today? I was wondering whether")
 
         def parent() -> int:
@@ -112,11 +115,11 @@ def latency(url: str, repeats: int, big_repeats: int, rng: np.random.Generator) 
     return {"http_1_context": stats(single), "http_64_contexts": stats(big), "websocket_1_context": stats(ws_single)}
 
 
-async def load(url: str, clients: int, requests: int, sessions: int) -> dict:
+async def load(url: str, clients: int, requests: int, sessions: int, model: str) -> dict:
     async with httpx.AsyncClient(base_url=url, timeout=120) as setup:
         sids = []
         for _ in range(sessions):
-            r = await setup.post("/v1/sessions", json={"adapt": True})
+            r = await setup.post("/v1/sessions", json={"adapt": True, "model": model})
             r.raise_for_status()
             sids.append(r.json()["session"])
     errors: list[str] = []
@@ -169,6 +172,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=300, help="timed 1-context requests")
     parser.add_argument("--big-repeats", type=int, default=100, help="timed 64-context requests")
     parser.add_argument("--threads", type=int, default=1, help="the server's predictor threads")
+    parser.add_argument("--model", default="rnn", choices=["rnn", "hybrid"], help="the sessions' model")
+    parser.add_argument("--ppm-train", action="append", default=[], help="the hybrid's PPM training text")
     args = parser.parse_args()
     if not Path(args.model_dir).is_dir():
         raise SystemExit(f"no model at {args.model_dir}")
@@ -179,9 +184,10 @@ def main() -> None:
             report = {
                 "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                             "python": platform.python_version()},
-                "model_dir": args.model_dir, "server_threads": args.threads,
-                "latency": latency(url, args.repeats, args.big_repeats, rng),
-                "load": asyncio.run(load(url, args.clients, args.requests, args.sessions)),
+                "model_dir": args.model_dir, "model": args.model, "ppm_train": args.ppm_train,
+                "server_threads": args.threads,
+                "latency": latency(url, args.repeats, args.big_repeats, rng, args.model),
+                "load": asyncio.run(load(url, args.clients, args.requests, args.sessions, args.model)),
             }
         finally:
             proc.terminate()  # SIGTERM: a graceful shutdown

@@ -143,3 +143,22 @@ def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_is_set_aside(t
         state.write_bytes(b"not safetensors")
         fresh = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
         assert fresh.notice and not state.exists() and list(state.parent.glob("ppm.safetensors.bad-*"))
+
+
+def test_mixer_paused_commits_change_nothing_and_deleting_them_takes_back_nothing_learned():
+    from dasher_rnn.lm.hybrid import HybridMixer
+
+    mixer = HybridMixer(PPMModel(ALPHABET))
+    for ch in "the cat":
+        mixer.commit(ALPHABET.index(ch), 0.5)
+    probe = mixer.context_after("the c")
+    learned = (mixer.ppm.distribution(65536, probe), mixer.gate.w.copy())
+    for ch in " zzq":
+        mixer.commit(ALPHABET.index(ch), 0.5, learn=False)
+    np.testing.assert_array_equal(mixer.ppm.distribution(65536, probe), learned[0])
+    mixer.uncommit(4)
+    assert mixer.message == [ALPHABET.index(ch) for ch in "the cat"]
+    np.testing.assert_array_equal(mixer.ppm.distribution(65536, probe), learned[0])
+    np.testing.assert_array_equal(mixer.gate.w, learned[1])
+    mixer.uncommit(7)
+    assert mixer.message == [] and mixer.ppm.distribution(65536, probe).tolist() != learned[0].tolist()

@@ -150,3 +150,20 @@ def test_paused_adaptation_learns_nothing(tiny_model_dir):
     session.flush()
     assert session.stats()["updates"] > 0
     session.close(save=False)
+
+
+def test_deleting_text_written_while_paused_takes_back_nothing_learned(tiny_model_dir):
+    straight = WritingSession(tiny_model_dir, CONFIG)
+    straight.commit(TEXT)
+    edited = WritingSession(tiny_model_dir, CONFIG)
+    edited.commit(TEXT)
+    edited.pause()
+    edited.commit("typed while paused")
+    edited.delete(len("typed while paused"))
+    edited.resume()
+    for s in (straight, edited):
+        s.flush()
+    assert edited.stats()["rollbacks"] == 0 and edited.stats()["committed"] == straight.stats()["committed"]
+    assert torch.equal(weights_of(straight), weights_of(edited))
+    for s in (straight, edited):
+        s.close(save=False)

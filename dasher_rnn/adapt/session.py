@@ -33,9 +33,11 @@ class WritingSession:
         msg = load_msg(model_dir, model) if self.config.rule != "sgd" else None
         self.evaluator = DynamicEvaluator(model, self.config, self.alphabet.index("\n"), msg)
         self.service, self.profile, self.store = service, profile, store
-        self.adapting = adapt
+        self.adapting = adapt  # the worker's view, in order with the queued commits
+        self.paused = not adapt  # the caller's view, at once (the hybrid's PPM follows it)
         self.notice: str | None = None  # a message for the user (e.g. a profile that could not be used)
         self.characters_adapted = 0
+        self._unlearned = 0  # characters committed while paused and not deleted since (the worker's count)
         if profile is not None:
             self.store = store or ProfileStore()
             self._load_profile()
@@ -59,9 +61,11 @@ class WritingSession:
         self._queue.put(("new_message", None))
 
     def pause(self) -> None:
+        self.paused = True
         self._queue.put(("adapt", False))
 
     def resume(self) -> None:
+        self.paused = False
         self._queue.put(("adapt", True))
 
     def save_profile(self) -> Future:
@@ -106,6 +110,7 @@ class WritingSession:
         ev = self.evaluator
         if kind == "commit":
             if not self.adapting:
+                self._unlearned = 0 if arg is None else self._unlearned + 1
                 return
             if arg is None:
                 ev.end_message()
@@ -116,12 +121,18 @@ class WritingSession:
             if ev.stats.updates != updates or ev.stats.guard_events != rollbacks:
                 self._publish()
         elif kind == "delete":
+            unlearned = min(arg, self._unlearned)  # committed while paused: nothing to take back
+            self._unlearned -= unlearned
+            arg -= unlearned
+            if not arg:
+                return
             rollbacks = ev.stats.rollbacks
             ev.delete_to(max(0, len(ev.committed) - arg))
             self.characters_adapted = max(0, self.characters_adapted - arg)
             if ev.stats.rollbacks != rollbacks:
                 self._publish()
         elif kind == "new_message":
+            self._unlearned = 0
             if self.adapting:
                 ev.end_message()
         elif kind == "adapt":

@@ -258,7 +258,7 @@ class ApiSession:
     async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
         writing = self._writing()
         text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
-        if self.mixer is not None and self.adapt:
+        if self.mixer is not None:
             await self._mixer_commit(text)
         writing.commit(text)
         await self._settle(wait_)
@@ -283,6 +283,10 @@ class ApiSession:
         """The mixing weights learn from the RNN's probability of each character of ``run`` after the
         message so far (its last ``MIXER_CONTEXT`` characters), asked for in one batched request."""
         mixer = self.mixer
+        if not self.adapt:  # paused: the text is part of the message, but nothing learns it
+            for ch in run:
+                mixer.commit(self.alphabet.index(ch), learn=False)
+            return
         for start in range(0, len(run), MIXER_CHUNK):  # a chunk's contexts fit in the tree's state budget
             chunk = run[start : start + MIXER_CHUNK]
             context = self.alphabet.decode(mixer.message[-MIXER_CONTEXT:])
@@ -296,7 +300,7 @@ class ApiSession:
                 self._service_call(self.service.release, root)
             for ch, dist in zip(chunk, dists, strict=True):
                 symbol = self.alphabet.index(ch)
-                mixer.commit(symbol, float(dist.probs[symbol]))
+                mixer.commit(symbol, float(dist.probs[symbol]), learn=self.adapt)
 
     async def delete(self, count: int, wait_: bool = False) -> None:
         writing = self._writing()

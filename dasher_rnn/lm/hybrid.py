@@ -81,13 +81,14 @@ class HybridMixer:
         w = self.gate.weight(ctx.order)
         return w * p_rnn + (1 - w) * self.ppm.probs_at(ctx)
 
-    def commit(self, symbol: int, p_rnn: float | None = None) -> None:
-        """PPM learns ``symbol``; the gate learns from it when the RNN's probability of it is given."""
+    def commit(self, symbol: int, p_rnn: float | None = None, learn: bool = True) -> None:
+        """PPM learns ``symbol`` (unless ``learn`` is false: adaptation paused); the gate learns from it
+        when the RNN's probability of it is given."""
         ctx = self._committed
         weight = self.gate.weight(ctx.order)
-        if p_rnn is not None:
+        if learn and p_rnn is not None:
             self.gate.update(ctx.order, float(p_rnn), float(self.ppm.probs_at(ctx)[symbol]))
-        self._undo.append((ctx, weight, self.ppm.learn(symbol)))
+        self._undo.append((ctx, weight, self.ppm.learn(symbol) if learn else None))
         self._committed = self.ppm.entered(ctx, symbol)
         self.message.append(symbol)
 
@@ -95,7 +96,8 @@ class HybridMixer:
         """Take back the last ``count`` committed symbols of this message: PPM's counts and the weights exactly."""
         for _ in range(min(count, len(self._undo))):
             ctx, weight, record = self._undo.pop()
-            self.ppm.unlearn(record)
+            if record is not None:
+                self.ppm.unlearn(record)
             self.gate.w[ctx.order] = weight
             self._committed = ctx
             self.message.pop()

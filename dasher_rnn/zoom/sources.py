@@ -219,7 +219,8 @@ class HybridSource:
     def commit(self, symbol: int, context: object | None = None) -> None:
         """``context``: the committed box's parent context, whose RNN answer (when it came) teaches the gate."""
         p_rnn = context.p_rnn if context is not None else None
-        self.mixer.commit(symbol, None if p_rnn is None else p_rnn[symbol])
+        learn = self.session is None or not self.session.paused  # PPM pauses with the RNN's adaptation
+        self.mixer.commit(symbol, None if p_rnn is None else p_rnn[symbol], learn)
         self.rnn.commit(symbol)
 
     def uncommit(self, count: int) -> None:
