@@ -142,6 +142,24 @@ def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_i
     again.close(save=False)
 
 
+def test_ppm_sessions_serve_dashers_model_alone_and_learn_committed_text(client, tiny_model_dir):
+    from dasher_rnn.lm.model_io import read_checked_config
+    from dasher_rnn.lm.ppm import PPMModel
+
+    local = PPMModel(read_checked_config(tiny_model_dir)[1])
+    s = client.open_session(model="ppm")
+    for text in ["Zbyszek ", "I met Zbyszek. "]:
+        got = np.exp(s.distributions([s.root("I met Zb")])[0].astype(np.float64))
+        assert np.allclose(got, local.probs_at(local.context_after("I met Zb")), atol=1e-6)
+        s.commit(text, wait=True)
+        s.reset()
+        for ch in text:
+            local.learn(local.alphabet.index(ch))
+        local.reset()
+    assert s.info["model"] == "ppm" and "adaptation" not in s.info
+    s.close(save=False)
+
+
 def test_websocket_carries_the_same_operations(client, session):
     with session.websocket() as ws:
         root = ws.call("context", text="I need", format="log_probs")

@@ -61,7 +61,7 @@ async def predict(registry: Registry, req: s.PredictRequest) -> dict:
 async def open_session(registry: Registry, req: s.SessionCreate) -> dict:
     session = await registry.open(req.profile, req.adapt, req.model)
     info = session.info()
-    info["notice"] = session.writing.notice if session.writing is not None else None
+    info["notice"] = session.notice
     return info
 
 

@@ -111,14 +111,16 @@ class ApiSession:
     """One client's session: handles (integers) on nodes of its predictor's context tree.
 
     A hybrid session (``mixer`` given) also keeps each handle's PPM context, mixes PPM into every
-    distribution, and lets PPM and the mixing weights learn committed text and forget deleted text."""
+    distribution, and lets PPM and the mixing weights learn committed text and forget deleted text;
+    a PPM session serves PPM's distributions alone (the tree's nodes then only name contexts)."""
 
     def __init__(self, sid: str, profile: str | None, adapt: bool, service: PredictorService, writing, limits: Limits,
-                 mixer=None, mixer_file: Path | None = None):
+                 mixer=None, mixer_file: Path | None = None, model: str = "rnn"):
         self.id, self.profile, self.adapt = sid, profile, adapt
         self.service, self.writing, self.limits = service, writing, limits
-        self.mixer, self.mixer_file = mixer, mixer_file
-        self.model = "rnn" if mixer is None else "hybrid"
+        self.mixer, self.mixer_file, self.model = mixer, mixer_file, model
+        self.learns = adapt or profile is not None  # takes commits (learning them unless paused)
+        self.mixer_notice: str | None = None  # a PPM state file that could not be used
         self.alphabet = service.alphabet
         self.handles: dict[int, Node] = {}
         self.ppm_contexts: dict[int, object] = {}  # handle -> PPM context (hybrid sessions)
@@ -128,6 +130,12 @@ class ApiSession:
         self._nodes = 0  # tree nodes under live roots, counted up on creation and recounted at the limit
         self.created = time.time()
         self.closed = False
+
+    @property
+    def notice(self) -> str | None:
+        """What the user should know about this session's saved state (e.g. a profile set aside)."""
+        writing_notice = self.writing.notice if self.writing is not None else None
+        return "; ".join(filter(None, [writing_notice, self.mixer_notice])) or None
 
     def info(self) -> dict:
         out = {"session": self.id, "profile": self.profile, "model": self.model, "adapt": self.adapt,
@@ -230,12 +238,15 @@ class ApiSession:
     async def distributions(self, handles: list[int], priority: float = 0.0) -> list[Distribution]:
         check_count(len(handles), self.limits.max_contexts, "contexts")
         nodes = [self.node(h) for h in handles]
-        contexts = [self.ppm_contexts[h] for h in handles] if self.mixer is not None else None
-        dists = await wait(self._service_call(self.service.request, nodes, priority))
-        if contexts is None:
-            return dists
-        mixed = [self.mixer.mix(d.probs, c) for d, c in zip(dists, contexts, strict=True)]
-        return make_distributions([np.log(p).astype(np.float32) for p in mixed], self.service.floor)
+        if self.mixer is None:
+            return await wait(self._service_call(self.service.request, nodes, priority))
+        contexts = [self.ppm_contexts[h] for h in handles]
+        if self.model == "ppm":
+            probs = [self.mixer.ppm.probs_at(c) for c in contexts]
+        else:
+            dists = await wait(self._service_call(self.service.request, nodes, priority))
+            probs = [self.mixer.mix(d.probs, c) for d, c in zip(dists, contexts, strict=True)]
+        return make_distributions([np.log(p).astype(np.float32) for p in probs], self.service.floor)
 
     def _service_call(self, fn, *args):
         try:
@@ -246,21 +257,21 @@ class ApiSession:
             raise ApiError(409, "session_closed", f"session {self.id} was closed") from None
 
     # -- adaptation ----------------------------------------------------------------------
-    def _writing(self):
-        if self.writing is None:
+    def _check_learning(self) -> None:
+        if not self.learns:
             raise ApiError(409, "not_adapting", f"session {self.id} was opened without adaptation or profile")
-        return self.writing
 
     async def _settle(self, wait_: bool) -> None:
-        if wait_:
+        if wait_ and self.writing is not None:
             await asyncio.to_thread(self.writing.flush)
 
     async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
-        writing = self._writing()
+        self._check_learning()
         text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
         if self.mixer is not None:
             await self._mixer_commit(text)
-        writing.commit(text)
+        if self.writing is not None:
+            self.writing.commit(text)
         await self._settle(wait_)
 
     async def _mixer_commit(self, text: str) -> None:
@@ -283,9 +294,9 @@ class ApiSession:
         """The mixing weights learn from the RNN's probability of each character of ``run`` after the
         message so far (its last ``MIXER_CONTEXT`` characters), asked for in one batched request."""
         mixer = self.mixer
-        if not self.adapt:  # paused: the text is part of the message, but nothing learns it
+        if not self.adapt or self.model == "ppm":  # no RNN probabilities needed (or nothing learns: paused)
             for ch in run:
-                mixer.commit(self.alphabet.index(ch), learn=False)
+                mixer.commit(self.alphabet.index(ch), learn=self.adapt)
             return
         for start in range(0, len(run), MIXER_CHUNK):  # a chunk's contexts fit in the tree's state budget
             chunk = run[start : start + MIXER_CHUNK]
@@ -303,35 +314,41 @@ class ApiSession:
                 mixer.commit(symbol, float(dist.probs[symbol]), learn=self.adapt)
 
     async def delete(self, count: int, wait_: bool = False) -> None:
-        writing = self._writing()
+        self._check_learning()
         if not 1 <= count <= self.limits.max_text:
             raise ApiError(422, "bad_count", f"delete count must be 1..{self.limits.max_text}, not {count}")
         if self.mixer is not None:
             self.mixer.uncommit(count)
-        writing.delete(count)
+        if self.writing is not None:
+            self.writing.delete(count)
         await self._settle(wait_)
 
     async def reset(self, wait_: bool = False) -> None:
         """A message boundary: what is committed next starts a new message."""
-        self._writing().new_message()
+        self._check_learning()
+        if self.writing is not None:
+            self.writing.new_message()
         if self.mixer is not None:
             self.mixer.new_message()
         await self._settle(wait_)
 
     async def set_adapting(self, enabled: bool) -> None:
-        writing = self._writing()
-        writing.resume() if enabled else writing.pause()
+        self._check_learning()
+        if self.writing is not None:
+            self.writing.resume() if enabled else self.writing.pause()
         self.adapt = enabled
         await self._settle(True)
 
     async def save_profile(self) -> dict:
-        writing = self._writing()
+        self._check_learning()
         if self.profile is None:
             raise ApiError(409, "no_profile", f"session {self.id} has no profile to save")
-        await asyncio.wrap_future(writing.save_profile())
+        if self.writing is not None:
+            await asyncio.wrap_future(self.writing.save_profile())
         if self.mixer_file is not None:
             await asyncio.to_thread(self.mixer.save, self.mixer_file)
-        return {"profile": self.profile, "characters_adapted": writing.characters_adapted}
+        adapted = self.writing.characters_adapted if self.writing is not None else None
+        return {"profile": self.profile, "characters_adapted": adapted}
 
     def close(self, save: bool = True) -> None:
         """Blocking: save the profile (when asked and there is one) and stop both workers."""
@@ -437,12 +454,12 @@ class Registry:
         from dasher_rnn.lm.hybrid import HybridMixer
 
         mixer = mixer_file = notice = None
-        if model == "hybrid":
+        if model in ("hybrid", "ppm"):
             mixer = HybridMixer(self._trained_ppm())
             if profile is not None:
                 mixer_file = self.store.path(profile) / HYBRID_STATE_FILE
                 notice = mixer.load(mixer_file)
-        stateful = adapt or profile is not None
+        stateful = (adapt or profile is not None) and model != "ppm"  # PPM alone needs no RNN writing session
         # adapted weights are swapped into the predictor, which only the torch backends can do
         backend = ("cuda" if self.backend == "cuda" else "torch") if stateful else self.backend
         service = PredictorService.from_dir(self.model_dir, backend, self.threads, budget=self.budget)
@@ -455,9 +472,8 @@ class Registry:
                 service.close()
                 raise
         sid = secrets.token_hex(8)
-        session = ApiSession(sid, profile, adapt, service, writing, self.limits, mixer, mixer_file)
-        if notice is not None and writing is not None:
-            writing.notice = "; ".join(filter(None, [writing.notice, notice]))
+        session = ApiSession(sid, profile, adapt, service, writing, self.limits, mixer, mixer_file, model)
+        session.mixer_notice = notice
         return session
 
     async def close(self, sid: str, save: bool = True) -> dict:
