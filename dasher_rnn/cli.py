@@ -187,6 +187,9 @@ def _add_adapt(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-ppm", action="store_true", help="leave the hybrid's PPM (ppm.safetensors) as it is")
+    p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
+                   help="PPM training text, when the profile has no PPM state yet (repeatable)")
     p.set_defaults(func=_cmd_adapt)
 
 
@@ -234,6 +237,15 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
         print(str(exc), file=sys.stderr)
         return 130
     report["read"] = read_report.to_json()
+    if not args.dry_run and not args.no_ppm:
+        from dasher_rnn.adapt.hybrid_corpus import adapt_profile_ppm
+        from dasher_rnn.factory import HYBRID_STATE_FILE, build_ppm
+
+        model.cpu().eval()
+        chars, notice = adapt_profile_ppm(store.path(args.profile) / HYBRID_STATE_FILE,
+                                          build_ppm(args.ppm_train, alphabet.name)[0], model, alphabet, documents,
+                                          progress=not args.no_progress)
+        report["ppm"] = {"characters_learned": chars, "notice": notice}
     print(json.dumps(report, indent=1))
     if not args.dry_run and "held_out_bpc_after" in report:
         b, a = report["held_out_bpc_before"]["overall"], report["held_out_bpc_after"]["overall"]

@@ -117,7 +117,9 @@ def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, ca
     good.write_text("\n".join(USER_LINES))
     assert main(["adapt", str(good), *common, "--epochs", "1"]) == 0
     out = capsys.readouterr().out
-    assert "held-out" in out and json.loads(out[: out.rindex("}") + 1])["train_messages"] > 0
+    report = json.loads(out[: out.rindex("}") + 1])
+    assert "held-out" in out and report["train_messages"] > 0
+    assert report["ppm"]["characters_learned"] > 0 and (tmp_path / "p" / "me" / "ppm.safetensors").is_file()
     scores = []
     for extra in ([], ["--profile", "me", "--profiles-dir", str(tmp_path / "p")]):
         assert main(["eval", "--model-dir", str(tiny_model_dir), str(good), "--json", *extra]) == 0
@@ -126,3 +128,22 @@ def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, ca
     assert main(["eval", "--model-dir", str(tiny_model_dir), str(good), "--profile", "nobody",
                  "--profiles-dir", str(tmp_path / "p")]) == 2
     assert "no profile named 'nobody'" in capsys.readouterr().err
+
+
+def test_the_hybrids_ppm_and_weights_learn_the_corpus_and_persist(tiny_model_dir, tmp_path):
+    from dasher_rnn.adapt.hybrid_corpus import adapt_profile_ppm
+    from dasher_rnn.lm.hybrid import HybridMixer
+    from dasher_rnn.lm.ppm import PPMModel
+
+    model, alphabet, _ = load_model(tiny_model_dir)
+    corpus = tmp_path / "mine.txt"
+    corpus.write_text("\n".join(USER_LINES))
+    docs, _ = read_user_corpus([corpus])
+    state = tmp_path / "me" / "ppm.safetensors"
+    count, notice = adapt_profile_ppm(state, PPMModel(alphabet), model, alphabet, docs, progress=False)
+    assert count == sum(len(line) for line in USER_LINES) and notice is None
+    mixer = HybridMixer(PPMModel(alphabet))
+    assert mixer.load(state) is None
+    probs = mixer.ppm.probs_at(mixer.context_after("Zofia and Ka"))
+    assert probs[alphabet.index("z")] > 0.5  # "Kazik", remembered
+    assert (mixer.gate.w != 0.9).any()  # the weights learned from the RNN's probabilities
