@@ -255,7 +255,8 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
 
 def _add_model_choice(p: argparse.ArgumentParser) -> None:
     """The predictor options shared by the app and the simulator."""
-    p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "hybrid", "uniform"])
+    p.add_argument("--model", default="hybrid", choices=["hybrid", "rnn", "ppm", "uniform"],
+                   help="hybrid (default): the adapting RNN mixed with an adaptive PPM; rnn or ppm alone; uniform")
     p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
                    help="PPM training text file or folder (repeatable)")

@@ -39,7 +39,7 @@ def client(server):
 
 @pytest.fixture
 def session(client):
-    s = client.open_session(adapt=True)
+    s = client.open_session(adapt=True, model="rnn")
     yield s
     try:
         s.close(save=False)
@@ -57,7 +57,7 @@ def test_distributions_match_the_in_process_predictor(client, tiny_model_dir):
             for g, e in zip(got, expected, strict=True):
                 assert np.array_equal(g, e.log_probs if fmt == "log_probs" else e.counts)
         # a tree of contexts in a session that does not adapt (same backend as the stateless predictor)
-        s = client.open_session(adapt=False)
+        s = client.open_session(adapt=False, model="rnn")
         root = s.root("Tom can hear")
         kids, dists = s.contexts([{"parent": root, "symbols": " "}, {"parent": root, "symbols": " th"}], format="counts")
         node = local.root("Tom can hear")
@@ -349,6 +349,7 @@ def test_graceful_shutdown_saves_profiles(tiny_model_dir, tmp_path):
             c.open_session(profile="bob").commit(TEXT)
     info = json.loads((tmp_path / "bob" / "profile.json").read_text())
     assert info["characters_adapted"] == len(TEXT)
+    assert (tmp_path / "bob" / "ppm.safetensors").is_file()  # the default (hybrid) session's PPM
 
 
 # -- BciPy adapter -----------------------------------------------------------------------------

@@ -64,7 +64,7 @@ class _HttpBackend:
     def __init__(self, client, profile: str | None, learn: bool):
         self.client = client
         self.symbols = client.symbols
-        self.session = client.open_session(profile, adapt=learn) if (learn or profile is not None) else None
+        self.session = client.open_session(profile, adapt=learn, model="rnn") if (learn or profile is not None) else None
 
     def probs(self, text: str) -> np.ndarray:
         if self.session is None:

@@ -72,7 +72,7 @@ class DasherClient:
     def sessions(self) -> list[dict]:
         return self.call("GET", "/v1/sessions")["sessions"]
 
-    def open_session(self, profile: str | None = None, adapt: bool = True, model: str = "rnn") -> ClientSession:
+    def open_session(self, profile: str | None = None, adapt: bool = True, model: str = "hybrid") -> ClientSession:
         info = self.call("POST", "/v1/sessions", {"profile": profile, "adapt": adapt, "model": model})
         return ClientSession(self, info)
 

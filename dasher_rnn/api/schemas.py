@@ -27,8 +27,8 @@ class SessionCreate(Strict):
     profile: str | None = Field(None, description="user profile to load and save (letters, digits, . _ -); "
                                                   "none: an anonymous session that saves nothing")
     adapt: bool = Field(True, description="learn from committed text")
-    model: Literal["rnn", "hybrid", "ppm"] = Field(
-        "rnn", description="'hybrid': the RNN mixed with an adaptive PPM that remembers the user's words (kept with "
+    model: Literal["hybrid", "rnn", "ppm"] = Field(
+        "hybrid", description="'hybrid': the RNN mixed with an adaptive PPM that remembers the user's words (kept with "
                            "the profile); 'ppm': that PPM alone (Dasher's model)")
 
 

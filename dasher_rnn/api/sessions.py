@@ -414,7 +414,7 @@ class Registry:
         return [{"session": s.id, "profile": s.profile, "model": s.model, "adapt": s.adapt, "contexts": len(s.handles)}
                 for s in self.sessions.values()]
 
-    async def open(self, profile: str | None, adapt: bool = True, model: str = "rnn") -> ApiSession:
+    async def open(self, profile: str | None, adapt: bool = True, model: str = "hybrid") -> ApiSession:
         from dasher_rnn.adapt.profiles import ProfileError, check_name
 
         if profile is not None:
@@ -448,7 +448,7 @@ class Registry:
                 self._ppm = build_ppm(self.ppm_train, self.alphabet.name)[0]
             return self._ppm.fork()
 
-    def _load(self, profile: str | None, adapt: bool, model: str = "rnn") -> ApiSession:
+    def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:
         from dasher_rnn.adapt.session import WritingSession
         from dasher_rnn.factory import HYBRID_STATE_FILE
         from dasher_rnn.lm.hybrid import HybridMixer

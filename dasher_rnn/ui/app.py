@@ -25,7 +25,7 @@ def _application() -> QApplication:
     return app
 
 
-def run_app(model: str = "rnn", model_dir: str | Path | None = None, profile: str | None = None, adapt: bool = True,
+def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile: str | None = None, adapt: bool = True,
             ppm_train: list[str] | None = None, settings_path: str | Path | None = None) -> int:
     """Show the window until it is closed; the exit code (2 when the model cannot be loaded)."""
     from dasher_rnn.ui.window import MainWindow
@@ -37,7 +37,7 @@ def run_app(model: str = "rnn", model_dir: str | Path | None = None, profile: st
     try:
         source = build_source(model, model_dir=model_dir, ppm_train=ppm_train, adapt=adapt,
                               profile=(profile or prefs.profile) if adapt else None,
-                              alphabet=None if model == "rnn" else prefs.alphabet)
+                              alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)
     except Exception as exc:  # whatever went wrong, the user gets a message, not a traceback
         log.debug("loading the %s model failed", model, exc_info=True)
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
