@@ -3,7 +3,7 @@ streams and all eval files, scored message by message (each predicted, then lear
 
     python bench/hybrid_bench.py [--model-dir models/english-lstm] [--ppm-train FILE] [--floor 0]
 
-PPM starts empty (it is there to remember the user's own words) unless --ppm-train is given.
+PPM (Dasher's, at the hybrid's order 8) starts empty, as in the app, unless --ppm-train is given.
 The two user streams are also measured after the user's history (learned online by every model,
 message by message, unscored), as the corpora README pairs them.
 """
@@ -22,7 +22,7 @@ from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.evaluate import read_messages, score_messages
 from dasher_rnn.factory import build_ppm
-from dasher_rnn.lm.hybrid import HybridLanguageModel
+from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER, HybridLanguageModel
 from dasher_rnn.lm.model_io import load_model
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
@@ -43,12 +43,13 @@ def main() -> None:
     parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
     parser.add_argument("--ppm-train", action="append", default=[])
     parser.add_argument("--floor", type=float, default=0.0)
+    parser.add_argument("--ppm-order", type=int, default=HYBRID_PPM_ORDER)
     parser.add_argument("--only", nargs="*", help="stream names to run (default: all)")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     model, alphabet, _ = load_model(args.model_dir)
-    ppm_base, _ = build_ppm(args.ppm_train, alphabet.name)
+    ppm_base, _ = build_ppm(args.ppm_train, alphabet.name, max_order=args.ppm_order)
     results = {}
     for name, path, history_path in STREAMS:
         if args.only and name not in args.only:
@@ -70,7 +71,8 @@ def main() -> None:
             "seconds": round(time.perf_counter() - start, 1),
         }
         print(name, results[name], flush=True)
-    print(json.dumps({"model_dir": args.model_dir, "ppm_train": args.ppm_train, "floor": args.floor,
+    print(json.dumps({"model_dir": args.model_dir, "ppm_train": args.ppm_train, "ppm_order": args.ppm_order,
+                      "floor": args.floor,
                       "results": results}, indent=1))
 
 

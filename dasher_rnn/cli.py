@@ -240,10 +240,12 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     if not args.dry_run and not args.no_ppm:
         from dasher_rnn.adapt.hybrid_corpus import adapt_profile_ppm
         from dasher_rnn.factory import HYBRID_STATE_FILE, build_ppm
+        from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER
 
         model.cpu().eval()
         chars, notice = adapt_profile_ppm(store.path(args.profile) / HYBRID_STATE_FILE,
-                                          build_ppm(args.ppm_train, alphabet.name)[0], model, alphabet, documents,
+                                          build_ppm(args.ppm_train, alphabet.name, max_order=HYBRID_PPM_ORDER)[0],
+                                          model, alphabet, documents,
                                           progress=not args.no_progress)
         report["ppm"] = {"characters_learned": chars, "notice": notice}
     print(json.dumps(report, indent=1))

@@ -6,17 +6,19 @@ from pathlib import Path
 
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER
 from dasher_rnn.lm.protocol import LanguageModel
 from dasher_rnn.textio import expand_paths, read_text
 
 MODEL_NAMES = ("rnn", "ppm", "hybrid")
 
 
-def build_ppm(train: list[str], alphabet: str | None = None, replace_errors: bool = False):
+def build_ppm(train: list[str], alphabet: str | None = None, replace_errors: bool = False, max_order: int = 5):
+    """Dasher's PPM (order 5 unless told), trained on ``train``."""
     from dasher_rnn.lm.ppm import PPMModel
     from dasher_rnn.normalise import normalise
 
-    model = PPMModel(load_alphabet(alphabet or "english"))
+    model = PPMModel(load_alphabet(alphabet or "english"), max_order=max_order)
     files = expand_paths(train)
     texts = [normalise(read_text(f, replace_errors=replace_errors)) for f in files]
     # files are separate segments: a context never spans two files
@@ -40,7 +42,7 @@ def build_language_model(name: str, *, model_dir: str | Path | None = None, trai
         rnn, rnn_description = build_language_model(
             "rnn", model_dir=model_dir, alphabet=alphabet, zero_state=zero_state, adapt=adapt, profile=profile,
             profiles_dir=profiles_dir)
-        ppm, files = build_ppm(train or [], rnn.alphabet.name, replace_errors)
+        ppm, files = build_ppm(train or [], rnn.alphabet.name, replace_errors, HYBRID_PPM_ORDER)
         trained = ", ".join(f.name for f in files) or "nothing (learns the user's text)"
         return HybridLanguageModel(rnn, ppm), f"hybrid of {rnn_description} and PPM trained on {trained}"
     if name != "rnn":
@@ -89,7 +91,8 @@ def build_source(name: str, *, model_dir: str | Path | None = None, ppm_train: l
             from dasher_rnn.adapt.profiles import ProfileStore
 
             state_file = ProfileStore(profiles_dir).path(profile) / HYBRID_STATE_FILE
-        return HybridSource(rnn, build_ppm(ppm_train or [], rnn.alphabet.name)[0], state_file=state_file)
+        ppm = build_ppm(ppm_train or [], rnn.alphabet.name, max_order=HYBRID_PPM_ORDER)[0]
+        return HybridSource(rnn, ppm, state_file=state_file)
     if name == "ppm":
         model, _ = build_ppm(ppm_train or [], alphabet)
         return PPMSource(model)

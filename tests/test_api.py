@@ -114,7 +114,7 @@ def test_profiles_are_saved_and_loaded_once_per_session(client, profiles):
 
 def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_in_the_profile(client, profiles,
                                                                                                tiny_model_dir):
-    from dasher_rnn.lm.hybrid import HybridMixer
+    from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER, HybridMixer
     from dasher_rnn.lm.model_io import read_checked_config
     from dasher_rnn.lm.ppm import PPMModel
 
@@ -125,7 +125,7 @@ def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_i
     root = s.root("I met Zb")
     before = s.distributions([root])[0]
     # a fresh PPM knows nothing: the mixture is 0.9 x RNN + 0.1 x PPM's uniform guess
-    mixer = HybridMixer(PPMModel(alphabet))
+    mixer = HybridMixer(PPMModel(alphabet, max_order=HYBRID_PPM_ORDER))
     expected = mixer.mix(np.exp(rnn_only.astype(np.float64)), mixer.context_after("I met Zb"))
     assert np.allclose(np.exp(before), expected, atol=1e-5) and np.isclose(np.exp(before).sum(), 1, atol=1e-5)
     y = alphabet.index("y")
@@ -143,10 +143,11 @@ def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_i
 
 
 def test_ppm_sessions_serve_dashers_model_alone_and_learn_committed_text(client, tiny_model_dir):
+    from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER
     from dasher_rnn.lm.model_io import read_checked_config
     from dasher_rnn.lm.ppm import PPMModel
 
-    local = PPMModel(read_checked_config(tiny_model_dir)[1])
+    local = PPMModel(read_checked_config(tiny_model_dir)[1], max_order=HYBRID_PPM_ORDER)
     s = client.open_session(model="ppm")
     for text in ["Zbyszek ", "I met Zbyszek. "]:
         got = np.exp(s.distributions([s.root("I met Zb")])[0].astype(np.float64))

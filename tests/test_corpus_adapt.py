@@ -140,9 +140,9 @@ def test_the_hybrids_ppm_and_weights_learn_the_corpus_and_persist(tiny_model_dir
     corpus.write_text("\n".join(USER_LINES))
     docs, _ = read_user_corpus([corpus])
     state = tmp_path / "me" / "ppm.safetensors"
-    count, notice = adapt_profile_ppm(state, PPMModel(alphabet), model, alphabet, docs, progress=False)
+    count, notice = adapt_profile_ppm(state, PPMModel(alphabet, max_order=8), model, alphabet, docs, progress=False)
     assert count == sum(len(line) for line in USER_LINES) and notice is None
-    mixer = HybridMixer(PPMModel(alphabet))
+    mixer = HybridMixer(PPMModel(alphabet, max_order=8))
     assert mixer.load(state) is None
     probs = mixer.ppm.probs_at(mixer.context_after("Zofia and Ka"))
     assert probs[alphabet.index("z")] > 0.5  # "Kazik", remembered

@@ -134,3 +134,12 @@ def test_unfloored_probabilities_never_give_an_unseen_symbol_zero():
     probs = ppm.probs_at(ppm.context_after("ababab"))
     assert probs.min() > 0 and np.isclose(probs.sum(), 1.0)
     assert probs.argmax() == ppm.alphabet.index("a")
+
+
+def test_orders_up_to_eight_work_and_higher_ones_are_refused():
+    ppm = PPMModel(load_alphabet("english"), max_order=8)
+    ppm.train_text("my dog is called Bartholomew and he is a good dog")
+    ctx = ppm.context_after("called Bartholome")
+    assert ctx.order == 8 and ppm.probs_at(ctx).argmax() == ppm.alphabet.index("w")
+    with pytest.raises(ValueError, match="order must be 0..8"):
+        PPMModel(load_alphabet("english"), max_order=9)

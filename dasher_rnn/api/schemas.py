@@ -29,7 +29,7 @@ class SessionCreate(Strict):
     adapt: bool = Field(True, description="learn from committed text")
     model: Literal["hybrid", "rnn", "ppm"] = Field(
         "hybrid", description="'hybrid': the RNN mixed with an adaptive PPM that remembers the user's words (kept with "
-                           "the profile); 'ppm': that PPM alone (Dasher's model)")
+                           "the profile); 'ppm': that PPM alone (Dasher's PPM, order 8)")
 
 
 class ContextSpec(Strict):

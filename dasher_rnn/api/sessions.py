@@ -376,7 +376,7 @@ class Registry:
         self.profiles_dir, self.backend, self.threads, self.budget = profiles_dir, backend, threads, budget
         self.adapt_config = adapt_config
         self.ppm_train = ppm_train or []
-        self._ppm = None  # the hybrid's trained PPM, built at the first hybrid session and forked for each
+        self._ppm = None  # the hybrid's trained PPM, built at the first session that needs it and forked for each
         self._ppm_lock = threading.Lock()
         self.sessions: dict[str, ApiSession] = {}
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
@@ -442,10 +442,11 @@ class Registry:
 
     def _trained_ppm(self):
         from dasher_rnn.factory import build_ppm
+        from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER
 
         with self._ppm_lock:
             if self._ppm is None:
-                self._ppm = build_ppm(self.ppm_train, self.alphabet.name)[0]
+                self._ppm = build_ppm(self.ppm_train, self.alphabet.name, max_order=HYBRID_PPM_ORDER)[0]
             return self._ppm.fork()
 
     def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:

@@ -24,6 +24,7 @@ from dasher_rnn.alphabet import BREAK, Alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR, DASHER_TOTAL, uniform_add
 
 RADIX = 128
+MAX_ORDER = 8
 PROBS_RESOLUTION = 1 << 24
 
 
@@ -103,6 +104,8 @@ class PPMModel:
                  default_context: str = ". "):
         if len(alphabet) >= RADIX:
             raise ValueError(f"PPM supports alphabets of up to {RADIX - 1} symbols")
+        if not 0 <= max_order <= MAX_ORDER:
+            raise ValueError(f"PPM order must be 0..{MAX_ORDER} (keys of order + 1 symbols fit 63 bits), not {max_order}")
         self.alphabet = alphabet
         self.max_order, self.alpha, self.beta = max_order, alpha, beta
         self.default_context = default_context
