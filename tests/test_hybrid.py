@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import stat
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -137,6 +139,7 @@ def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_is_set_aside(t
             source.commit(ALPHABET.index(ch))
         source.gate.w[3] = 0.5
         source.save_state()
+        assert stat.S_IMODE(state.stat().st_mode) == 0o600 and not list(state.parent.glob("*.tmp"))
         again = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
         ctx = again.ppm.context_after("Qwy")
         assert again.ppm.probs_at(ctx)[ALPHABET.index("z")] > 0.5 and again.gate.w[3] == 0.5

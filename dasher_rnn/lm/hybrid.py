@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dasher_rnn.lm.model_io import atomic_write_bytes
 from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.lm.protocol import DASHER_FLOOR, quantise
 from dasher_rnn.lm.rnn_lm import RNNLanguageModel
@@ -115,15 +116,12 @@ class HybridMixer:
 
     # -- persistence: PPM's counts (training text and the user's) and the weights, in one safetensors file --
     def save(self, path: Path) -> None:
-        """Atomically: a temporary file, fsync, rename; the file on disk is always complete."""
-        from safetensors.numpy import save_file
+        """Atomically (the file on disk is always complete), readable by the user only, like the profile."""
+        from safetensors.numpy import save
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        save_file({**self.ppm.snapshot(), "gate": self.gate.w}, str(tmp))
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write_bytes(path, save({**self.ppm.snapshot(), "gate": self.gate.w}))
+        os.chmod(path, 0o600)
 
     def load(self, path: Path) -> str | None:
         """Restore from ``path`` if it exists; a corrupt or foreign file is set aside and the notice returned."""
