@@ -165,3 +165,15 @@ def test_mixer_paused_commits_change_nothing_and_deleting_them_takes_back_nothin
     np.testing.assert_array_equal(mixer.gate.w, learned[1])
     mixer.uncommit(7)
     assert mixer.message == [] and mixer.ppm.distribution(65536, probe).tolist() != learned[0].tolist()
+
+
+def test_the_gate_learns_under_the_context_order_a_prediction_saw():
+    """Before PPM has seen "a", a prediction after "a" matches no context (order 0): committing "ab"
+    must teach the order-0 weight, not the order-1 weight that learning "a" has just created."""
+    from dasher_rnn.lm.hybrid import HybridMixer
+
+    mixer = HybridMixer(PPMModel(ALPHABET, default_context=""))
+    before = mixer.gate.w.copy()
+    mixer.commit(ALPHABET.index("a"), 0.9)
+    mixer.commit(ALPHABET.index("b"), 0.9)
+    assert mixer.gate.w[0] != before[0] and mixer.gate.w[1] == before[1]

@@ -93,8 +93,9 @@ class HybridMixer:
         weight = self.gate.weight(ctx.order)
         if learn and p_rnn is not None:
             self.gate.update(ctx.order, float(p_rnn), float(self.ppm.probs_at(ctx)[symbol]))
-        self._undo.append((ctx, weight, self.ppm.learn(symbol) if learn else None))
+        # the next context's order as a prediction would have seen it: before PPM learns this symbol
         self._committed = self.ppm.entered(ctx, symbol)
+        self._undo.append((ctx, weight, self.ppm.learn(symbol) if learn else None))
         self.message.append(symbol)
 
     def uncommit(self, count: int) -> None:
