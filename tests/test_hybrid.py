@@ -79,13 +79,14 @@ def test_unlearn_restores_ppm_exactly(prefix):
 
 
 def test_hybrid_source_mixes_and_takes_back_deleted_text_exactly(tiny_model_dir):
+    from dasher_rnn.adapt.session import WritingSession
     from dasher_rnn.predictor.service import PredictorService
     from dasher_rnn.zoom.sources import HybridSource, ServiceSource
 
     ppm = PPMModel(ALPHABET)
     ppm.train_text("the cat sat on the mat. ")
     with PredictorService.from_dir(tiny_model_dir, "torch") as service:
-        source = HybridSource(ServiceSource(service), ppm)
+        source = HybridSource(ServiceSource(service, WritingSession(tiny_model_dir, service=service)), ppm)
         root = source.start("")
         got = []
         source.request(root, 1.0, got.append)
@@ -129,12 +130,14 @@ def test_ppm_snapshot_round_trips_learned_counts_and_rejects_bad_ones():
 
 
 def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_is_set_aside(tiny_model_dir, tmp_path):
+    from dasher_rnn.adapt.session import WritingSession
     from dasher_rnn.predictor.service import PredictorService
     from dasher_rnn.zoom.sources import HybridSource, ServiceSource
 
     state = tmp_path / "alice" / "ppm.safetensors"
     with PredictorService.from_dir(tiny_model_dir, "torch") as service:
-        source = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
+        source = HybridSource(ServiceSource(service, WritingSession(tiny_model_dir, service=service)),
+                              PPMModel(ALPHABET), state_file=state)
         for ch in "Qwyzx Qwyzx":
             source.commit(ALPHABET.index(ch))
         source.gate.w[3] = 0.5
@@ -177,3 +180,16 @@ def test_the_gate_learns_under_the_context_order_a_prediction_saw():
     mixer.commit(ALPHABET.index("a"), 0.9)
     mixer.commit(ALPHABET.index("b"), 0.9)
     assert mixer.gate.w[0] != before[0] and mixer.gate.w[1] == before[1]
+
+
+def test_hybrid_source_without_adaptation_learns_nothing(tiny_model_dir):
+    from dasher_rnn.predictor.service import PredictorService
+    from dasher_rnn.zoom.sources import HybridSource, ServiceSource
+
+    with PredictorService.from_dir(tiny_model_dir, "torch") as service:
+        source = HybridSource(ServiceSource(service), PPMModel(ALPHABET))  # --no-adapt: no writing session
+        probe = source.ppm.context_after("Qw")
+        before = source.ppm.distribution(65536, probe)
+        for ch in "Qwyzx Qwyzx":
+            source.commit(ALPHABET.index(ch))
+        np.testing.assert_array_equal(source.ppm.distribution(65536, probe), before)

@@ -219,7 +219,7 @@ class HybridSource:
     def commit(self, symbol: int, context: object | None = None) -> None:
         """``context``: the committed box's parent context, whose RNN answer (when it came) teaches the gate."""
         p_rnn = context.p_rnn if context is not None else None
-        learn = self.session is None or not self.session.paused  # PPM pauses with the RNN's adaptation
+        learn = self.session is not None and not self.session.paused  # PPM learns when, and only when, the RNN does
         self.mixer.commit(symbol, None if p_rnn is None else p_rnn[symbol], learn)
         self.rnn.commit(symbol)
 
