@@ -138,8 +138,9 @@ def test_very_long_context_is_processed(service, reference):
 def test_priority_cancellation_and_callbacks(tiny_model_dir):
     with PredictorService.from_dir(tiny_model_dir, backend="torch", max_batch=4) as svc:
         root = svc.root("")
-        gate = threading.Event()
-        blocker = svc._call(gate.wait)  # hold the worker so requests pile up
+        gate, holding = threading.Event(), threading.Event()
+        blocker = svc._call(lambda: (holding.set(), gate.wait()))  # hold the worker so requests pile up
+        assert holding.wait(5)  # the worker is inside the blocker: nothing below is drained before the gate opens
         order = []
         low = svc.request([svc.child(root, "a")], priority=1.0, callback=lambda d: order.append("low"))
         high = svc.request([svc.child(root, "b")], priority=9.0, callback=lambda d: order.append("high"))
