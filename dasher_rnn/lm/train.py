@@ -211,9 +211,11 @@ class Trainer:
         return self.history
 
 
-def new_model(alphabet: Alphabet, embed: int, hidden: int, layers: int, cell: str, seed: int) -> CharRNN:
+def new_model(alphabet: Alphabet, embed: int, hidden: int, layers: int, cell: str, seed: int,
+              mog_rounds: int = 5, mog_rank: int = 64) -> CharRNN:
     torch.manual_seed(seed)
-    return CharRNN(RNNConfig(vocab_size=len(alphabet), embed_size=embed, hidden_size=hidden, layers=layers, cell=cell))
+    return CharRNN(RNNConfig(vocab_size=len(alphabet), embed_size=embed, hidden_size=hidden, layers=layers, cell=cell,
+                             mog_rounds=mog_rounds, mog_rank=mog_rank))
 
 
 def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:
