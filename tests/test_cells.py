@@ -2,10 +2,11 @@
 tree predictor (torch and ONNX) and dynamic evaluation work through them unchanged."""
 
 import numpy as np
+import pytest
 import torch
 
 from dasher_rnn.alphabet import load_alphabet
-from dasher_rnn.lm.rnn import MogrifierLSTMLayer
+from dasher_rnn.lm.rnn import MLSTMLayer, MogrifierLSTMLayer
 
 
 def sigmoid(x):
@@ -32,7 +33,22 @@ def test_mogrifier_step_matches_its_equations():
     assert np.allclose(out[0, 0].detach().numpy(), h_next, atol=1e-6)
 
 
-def test_a_mogrifier_model_serves_exactly_exports_and_adapts(tmp_path):
+def test_multiplicative_lstm_step_matches_its_equations():
+    torch.manual_seed(2)
+    layer = MLSTMLayer(input_size=2, hidden_size=3)
+    x, h, c = np.array([0.5, -1.0]), np.array([0.2, -0.3, 0.4]), np.array([0.1, 0.0, -0.2])
+    W = {n: p.detach().double().numpy() for n, p in layer.named_parameters()}
+    m = (W["wmx.weight"] @ x) * (W["wmh.weight"] @ h)
+    i, f, g, o = np.split(W["wx.weight"] @ x + W["wx.bias"] + W["wm.weight"] @ m, 4)
+    c_next = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+    h_next = sigmoid(o) * np.tanh(c_next)
+    t = lambda a: torch.tensor(a, dtype=torch.float32)[None]  # noqa: E731
+    _, (h1, c1) = layer(t(x)[:, None], (t(h), t(c)))
+    assert np.allclose(h1[0].detach().numpy(), h_next, atol=1e-6) and np.allclose(c1[0].detach().numpy(), c_next, atol=1e-6)
+
+
+@pytest.mark.parametrize("cell", ["mlstm", "mogrifier"])
+def test_each_cell_serves_exactly_exports_and_adapts(tmp_path, cell):
     from dasher_rnn.adapt.dynamic_eval import AdaptConfig, DynamicEvaluator
     from dasher_rnn.lm.model_io import load_model, save_model
     from dasher_rnn.lm.onnx_export import export_onnx
@@ -41,13 +57,13 @@ def test_a_mogrifier_model_serves_exactly_exports_and_adapts(tmp_path):
     from dasher_rnn.predictor import PredictorService
 
     alphabet = load_alphabet("english")
-    model = new_model(alphabet, embed=8, hidden=16, layers=2, cell="mogrifier", seed=0, mog_rounds=5, mog_rank=4)
+    model = new_model(alphabet, embed=8, hidden=16, layers=2, cell=cell, seed=0, mog_rounds=5, mog_rank=4)
     with torch.no_grad():
         model.h0.normal_(0, 0.3)
     save_model(tmp_path, model, alphabet)
     assert export_onnx(tmp_path) <= 1e-4
     loaded, _, config = load_model(tmp_path)
-    assert config["architecture"]["cell"] == "mogrifier" and config["architecture"]["mog_rank"] == 4
+    assert config["architecture"]["cell"] == cell and config["architecture"].get("mog_rank", 4) == 4
     lm = RNNLanguageModel(loaded, alphabet)
 
     def reference(text: str) -> np.ndarray:
