@@ -13,6 +13,14 @@ def sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
+def assert_one_step(layer, inputs, expected) -> None:
+    """One step of ``layer`` from (x, h, c) gives the hand-computed (h, c), and outputs that h."""
+    x, h, c = (torch.tensor(a, dtype=torch.float32)[None] for a in inputs)
+    out, (h1, c1) = layer(x[:, None], (h, c))
+    for got, want in [(h1, expected[0]), (c1, expected[1]), (out[:, 0], expected[0])]:
+        assert np.allclose(got[0].detach().numpy(), want, atol=1e-6)
+
+
 def test_mogrifier_step_matches_its_equations():
     torch.manual_seed(1)
     layer = MogrifierLSTMLayer(input_size=2, hidden_size=3, rounds=3, rank=1)
@@ -27,10 +35,7 @@ def test_mogrifier_step_matches_its_equations():
     i, f, g, o = np.split(W["wx.weight"] @ xm + W["wx.bias"] + W["wh.weight"] @ hm, 4)
     c_next = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
     h_next = sigmoid(o) * np.tanh(c_next)
-    t = lambda a: torch.tensor(a, dtype=torch.float32)[None]  # noqa: E731
-    out, (h1, c1) = layer(t(x)[:, None], (t(h), t(c)))
-    assert np.allclose(h1[0].detach().numpy(), h_next, atol=1e-6) and np.allclose(c1[0].detach().numpy(), c_next, atol=1e-6)
-    assert np.allclose(out[0, 0].detach().numpy(), h_next, atol=1e-6)
+    assert_one_step(layer, (x, h, c), (h_next, c_next))
 
 
 def test_multiplicative_lstm_step_matches_its_equations():
@@ -42,9 +47,7 @@ def test_multiplicative_lstm_step_matches_its_equations():
     i, f, g, o = np.split(W["wx.weight"] @ x + W["wx.bias"] + W["wm.weight"] @ m, 4)
     c_next = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
     h_next = sigmoid(o) * np.tanh(c_next)
-    t = lambda a: torch.tensor(a, dtype=torch.float32)[None]  # noqa: E731
-    _, (h1, c1) = layer(t(x)[:, None], (t(h), t(c)))
-    assert np.allclose(h1[0].detach().numpy(), h_next, atol=1e-6) and np.allclose(c1[0].detach().numpy(), c_next, atol=1e-6)
+    assert_one_step(layer, (x, h, c), (h_next, c_next))
 
 
 @pytest.mark.parametrize("cell", ["mlstm", "mogrifier"])
