@@ -16,9 +16,11 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus-root", default="../shared/corpora/train", help="folder the mix's paths are relative to")
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the finished model")
     p.add_argument("--alphabet", default="english")
-    p.add_argument("--cell", default="lstm", choices=["lstm", "mlstm", "mogrifier"])
+    p.add_argument("--cell", default="lstm", help="lstm (default), mlstm, mogrifier, or an attention cell: attention, "
+                   "kv-attention, kvp-attention, rnn-ngram")
     p.add_argument("--mog-rounds", type=int, default=5, help="Mogrifier: rounds of mutual gating")
     p.add_argument("--mog-rank", type=int, default=64, help="Mogrifier: rank of the factorised gating matrices")
+    p.add_argument("--attn-window", type=int, default=5, help="attention cells: how many recent outputs each step reads")
     p.add_argument("--embed", type=int, default=64)
     p.add_argument("--hidden", type=int, default=512)
     p.add_argument("--layers", type=int, default=1)
@@ -66,7 +68,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         decay_frac=args.decay_frac, weight_decay=args.weight_decay, clip=args.clip, eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every, val_chars=args.val_chars, seed=args.seed,
     )
-    model = new_model(alphabet, args.embed, args.hidden, args.layers, args.cell, args.seed, args.mog_rounds, args.mog_rank)
+    model = new_model(alphabet, args.embed, args.hidden, args.layers, args.cell, args.seed,
+                      mog_rounds=args.mog_rounds, mog_rank=args.mog_rank, attn_window=args.attn_window)
     trainer = Trainer(model, corpus, tc, out, pick_device(args.device))
     if trainer.load_checkpoint():
         print(f"resumed from {out} at step {trainer.step}")

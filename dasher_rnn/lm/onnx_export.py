@@ -1,9 +1,10 @@
 """Export the batched one-step function to ONNX and check it against torch.
 
 Graph: (symbols int64 [B], h float32 [L, B, H], c float32 [L, B, H]) ->
-(log_probs float32 [B, V], h_next, c_next), with a dynamic batch axis. The initial state and
-the root distribution come from ``weights.safetensors`` (``h0``, ``c0``, ``head.*``), which
-onnxruntime users read with ``safetensors.numpy``.
+(log_probs float32 [B, V], h_next, c_next), with a dynamic batch axis. The initial state comes
+from ``weights.safetensors`` (``h0``, ``c0``), which onnxruntime users read with
+``safetensors.numpy``; the root distribution (the initial state's, which for attention cells
+needs more than the head) is recorded in config.json as ``onnx.root_log_probs``.
 """
 
 from __future__ import annotations
@@ -54,7 +55,10 @@ def export_onnx(model_dir: str | Path, opset: int = 17) -> float:
     diff = verify_onnx(model_dir, model)
     if diff > ONNX_TOLERANCE:
         raise RuntimeError(f"{model_dir / ONNX_FILE}: differs from torch by {diff:.2e} > {ONNX_TOLERANCE}")
-    write_config(model_dir, dict(read_config(model_dir), onnx={"opset": opset, "max_abs_diff_vs_torch": float(diff)}))
+    with torch.no_grad():
+        root = model.state_log_probs(model.initial_state(1))[0]
+    write_config(model_dir, dict(read_config(model_dir), onnx={"opset": opset, "max_abs_diff_vs_torch": float(diff),
+                                                               "root_log_probs": root.tolist()}))
     return diff
 
 

@@ -212,10 +212,11 @@ class Trainer:
 
 
 def new_model(alphabet: Alphabet, embed: int, hidden: int, layers: int, cell: str, seed: int,
-              mog_rounds: int = 5, mog_rank: int = 64) -> CharRNN:
+              **cell_options: int) -> CharRNN:
+    """A freshly initialised model; ``cell_options`` are the cell's own RNNConfig fields (mog_rank, attn_window, ...)."""
     torch.manual_seed(seed)
     return CharRNN(RNNConfig(vocab_size=len(alphabet), embed_size=embed, hidden_size=hidden, layers=layers, cell=cell,
-                             mog_rounds=mog_rounds, mog_rank=mog_rank))
+                             **cell_options))
 
 
 def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:

@@ -1,9 +1,10 @@
 """Backends that run the recurrent step on numpy arrays: torch (CPU or CUDA) and onnxruntime.
 
 All speak numpy so the context tree can keep its states in one preallocated host pool:
-- ``initial()`` -> (log_probs (V,), h (L, H), c (L, H)): the learned message-start state;
-- ``step(symbols (B,), h (L, B, H), c)`` -> (log_probs (B, V), h, c): one batched step;
-- ``run(symbols (T,), h (L, H), c)`` -> (log_probs (V,), h, c): a whole context, for roots.
+- ``initial()`` -> (log_probs (V,), h (L, H), c (L, C)): the learned message-start state;
+- ``step(symbols (B,), h (L, B, H), c (L, B, C))`` -> (log_probs (B, V), h, c): one batched step;
+- ``run(symbols (T,), h (L, H), c (L, C))`` -> (log_probs (V,), h, c): a whole context, for roots.
+C (``cell_size``) is H for the LSTM cells and H (1 + window) for the attention cells.
 The onnxruntime backend never imports torch.
 """
 
@@ -26,6 +27,7 @@ class Backend(Protocol):
     name: str
     layers: int
     hidden: int
+    cell_size: int
     vocab: int
 
     def initial(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
@@ -80,7 +82,7 @@ class TorchBackend:
         self.model = model.to(self.device).eval()
         cfg = model.config
         self.name = f"torch-{self.device.type}"
-        self.layers, self.hidden, self.vocab = cfg.layers, cfg.hidden_size, cfg.vocab_size
+        self.layers, self.hidden, self.cell_size, self.vocab = cfg.layers, cfg.hidden_size, cfg.cell_state_size, cfg.vocab_size
         self.chunk = chunk
         self._fused = FusedLSTMStep(self.model) if cfg.cell == "lstm" else None
 
@@ -108,17 +110,18 @@ class TorchBackend:
     def step(self, symbols, h, c):
         torch = self.torch
         L = self.layers
-        packed = torch.from_numpy(np.concatenate([h, c])).to(self.device, non_blocking=True)
+        B, V, H, C = len(symbols), self.vocab, self.hidden, self.cell_size
+        packed = torch.from_numpy(np.concatenate([h.reshape(-1), c.reshape(-1)])).to(self.device, non_blocking=True)
         sym = torch.from_numpy(np.asarray(symbols, dtype=np.int64)).to(self.device, non_blocking=True)
+        h_in, c_in = packed[: L * B * H].view(L, B, H), packed[L * B * H :].view(L, B, C)
         with torch.no_grad():
             if self._fused is not None:
-                logp, h2, c2 = self._fused(sym, packed[:L], packed[L:])
+                logp, h2, c2 = self._fused(sym, h_in, c_in)
             else:
-                logp, (h2, c2) = self.model.step(sym, (packed[:L], packed[L:]))
+                logp, (h2, c2) = self.model.step(sym, (h_in, c_in))
             out = torch.cat([logp.reshape(-1), h2.reshape(-1), c2.reshape(-1)]).cpu().numpy()
-        B, V, H = len(symbols), self.vocab, self.hidden
         return (out[: B * V].reshape(B, V), out[B * V : B * V + L * B * H].reshape(L, B, H),
-                out[B * V + L * B * H :].reshape(L, B, H))
+                out[B * V + L * B * H :].reshape(L, B, C))
 
     def run(self, symbols, h, c):
         torch = self.torch
@@ -136,8 +139,9 @@ class TorchBackend:
 
 
 class OnnxBackend:
-    """onnxruntime on CPU over ``model.onnx``; the initial state and root distribution come from
-    ``weights.safetensors`` read with safetensors.numpy. No torch anywhere."""
+    """onnxruntime on CPU over ``model.onnx``; the initial state comes from ``weights.safetensors``
+    read with safetensors.numpy, the root distribution from the head there (LSTM cells) or, where
+    the head reads more than h (attention cells), from the one the export recorded. No torch anywhere."""
 
     def __init__(self, model_dir: str | Path, threads: int | None = None):
         import onnxruntime as ort
@@ -156,8 +160,13 @@ class OnnxBackend:
         self.layers, self.hidden, self.vocab = arch["layers"], arch["hidden_size"], arch["vocab_size"]
         self._h0 = weights["h0"].astype(np.float32)
         self._c0 = weights["c0"].astype(np.float32)
-        head_w, head_b = weights["head.weight"].astype(np.float32), weights["head.bias"].astype(np.float32)
-        self._root_logp = log_softmax(self._h0[-1] @ head_w.T + head_b).astype(np.float32)
+        self.cell_size = self._c0.shape[-1]
+        recorded = config.get("onnx", {}).get("root_log_probs")
+        if recorded is not None:
+            self._root_logp = np.array(recorded, np.float32)
+        else:
+            head_w, head_b = weights["head.weight"].astype(np.float32), weights["head.bias"].astype(np.float32)
+            self._root_logp = log_softmax(self._h0[-1] @ head_w.T + head_b).astype(np.float32)
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads

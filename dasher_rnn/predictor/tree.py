@@ -1,8 +1,8 @@
 """The tree of contexts the interface shows, with each node's recurrent state in a preallocated pool.
 
 A node is a context: its parent's context plus one symbol. Its state and next-symbol
-distribution come from one batched step of its parent's state. States live in one
-(layers, budget, hidden) array pair; when the budget is used up the least recently used
+distribution come from one batched step of its parent's state. States live in one pair of
+(layers, budget, width) arrays; when the budget is used up the least recently used
 state is dropped (a node without a state is recomputed from its nearest ancestor that has
 one when it is needed again). Roots (a message start, or a given text) are pinned.
 
@@ -47,7 +47,7 @@ class ContextTree:
             raise ValueError("the node budget must be at least 2")
         self.backend, self.alphabet, self.budget = backend, alphabet, budget
         self.h = np.zeros((backend.layers, budget, backend.hidden), np.float32)
-        self.c = np.zeros_like(self.h)
+        self.c = np.zeros((backend.layers, budget, backend.cell_size), np.float32)
         self._free = list(range(budget - 1, -1, -1))
         self._lru: OrderedDict[int, Node] = OrderedDict()
         self._initial = backend.initial()
