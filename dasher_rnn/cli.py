@@ -113,6 +113,11 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eta", type=float, default=None, help="RNN adaptive: step size (default: the rule's tuned default)")
     p.add_argument("--lam", type=float, default=0.0, help="RNN adaptive: decay toward the base weights")
     p.add_argument("--segment", type=int, default=20, help="RNN adaptive: characters per update")
+    p.add_argument("--method", default="full", choices=["full", "sparse", "lhuc"],
+                   help="RNN adaptive: adapt every weight, or only a sparse / LHUC adapter on the hidden state")
+    p.add_argument("--no-feed", dest="feed", action="store_false",
+                   help="RNN adaptive, sparse or lhuc: the modified state reaches only the head, not the recurrence")
+    p.add_argument("--units", type=int, default=100, help="RNN adaptive, sparse: hidden units the adapter mixes")
     p.add_argument("--profile", default=None, help="RNN: start from this user profile's adapted weights")
     p.add_argument("--profiles-dir", default=None)
     p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
@@ -131,7 +136,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     adapt = None
     if adaptive and args.model in ("rnn", "hybrid"):
         eta = args.eta if args.eta is not None else default_eta(args.rule)
-        adapt = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment)
+        adapt = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment, method=args.method,
+                            feed=args.feed, units=args.units)
     model, description = build_language_model(
         args.model, model_dir=args.model_dir, train=args.train, alphabet=args.alphabet,
         replace_errors=args.replace_errors, zero_state=args.zero_state, adapt=adapt,

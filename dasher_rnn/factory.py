@@ -65,7 +65,8 @@ def build_language_model(name: str, *, model_dir: str | Path | None = None, trai
     if adapt is not None:
         msg = load_msg(model_dir, net) if adapt.rule != "sgd" else None
         model: RNNLanguageModel = AdaptiveRNNLanguageModel(net, model_alphabet, adapt, msg, zero_state)
-        learning = f", dynamic evaluation {adapt.rule} eta {adapt.eta} lam {adapt.lam} n {adapt.segment}"
+        method = "" if adapt.method == "full" else f" ({adapt.method}{'' if adapt.feed else ', head only'})"
+        learning = f", dynamic evaluation{method} {adapt.rule} eta {adapt.eta} lam {adapt.lam} n {adapt.segment}"
     else:
         model, learning = RNNLanguageModel(net, model_alphabet, zero_state), ""
     state = "zero" if zero_state else "learned"

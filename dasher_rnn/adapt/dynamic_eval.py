@@ -7,6 +7,9 @@ the state carries over, detached). Rules, with theta_g the weights adaptation st
   sgd:      theta <- theta - eta * g + lam * (theta_g - theta)
   rms:      theta <- theta - eta * g / (sqrt(MS_g) + eps) + lam * (theta_g - theta)
   rms-rms:  as rms, the decay multiplied by min(sqrt(MS_g) / mean(sqrt(MS_g)), 1/lam)
+theta is every weight (``method="full"``), or only a small set of parameters on the top layer's
+hidden state (``sparse``: h_S + M h_S on a subset of units; ``lhuc``: h * 2 sigmoid(r); see
+``lm/state_adapter.py``), with or without feeding the modified state into the recurrence.
 
 Before each update a checkpoint (weights, states, text offset, step scale, guard window) goes
 into a ring bounded by memory; deleting past an update restores the checkpoint before it, so
@@ -27,8 +30,10 @@ import torch
 import torch.nn.functional as F
 
 from dasher_rnn.lm.rnn import LN2, CharRNN, State
+from dasher_rnn.lm.state_adapter import ADAPTER_KINDS, AdapterSpec
 
 RULES = ("sgd", "rms", "rms-rms")
+METHODS = ("full", *ADAPTER_KINDS)
 DEFAULT_ETA = {"sgd": 0.03, "rms": 1e-4, "rms-rms": 3e-4}
 
 
@@ -49,10 +54,23 @@ class AdaptConfig:
     spike: float = 20.0  # gradient norm above this many times the running median is a spike
     damp: float = 0.5
     ring_bytes: int = 64 * 2**20
+    method: str = "full"  # which parameters adapt: every weight, or a state adapter (sparse, lhuc)
+    feed: bool = True  # state adapters: the modified state feeds the recurrence (else only the head reads it)
+    units: int = 100  # sparse: hidden units M mixes
+
+    @property
+    def adapter_spec(self) -> AdapterSpec | None:
+        return None if self.method == "full" else AdapterSpec(self.method, self.feed, self.units)
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
             raise ValueError(f"unknown rule {self.rule!r} (choose from {', '.join(RULES)})")
+        if self.method not in METHODS:
+            raise ValueError(f"unknown adaptation method {self.method!r} (choose from {', '.join(METHODS)})")
+        if self.method != "full" and self.rule != "sgd":
+            raise ValueError(f"the {self.method} method adapts with sgd (MS_g is stored for the weights only)")
+        if self.units < 1:
+            raise ValueError("a sparse adapter needs at least one unit")
         if self.segment < 1 or self.eta < 0 or not 0 <= self.lam < 1:
             raise ValueError("need segment >= 1, eta >= 0 and 0 <= lam < 1")
 
@@ -85,9 +103,14 @@ class DynamicEvaluator:
     def __init__(self, model: CharRNN, config: AdaptConfig, newline: int,
                  msg: dict[str, torch.Tensor] | None = None):
         self.model, self.config, self.newline = model, config, newline
-        network = model.network_parameters()
-        self.names, self.params = list(network), list(network.values())
+        spec = config.adapter_spec
+        if (model.adapter.spec if model.adapter is not None else None) != spec:
+            model.set_adapter(spec)  # a model that already has this adapter (a fork) keeps its values
         self.base_model = copy.deepcopy(model).eval()
+        self.base_model.set_adapter(None)
+        network = (model.network_parameters() if spec is None
+                   else {f"adapter.{n}": p for n, p in model.adapter.named_parameters()})
+        self.names, self.params = list(network), list(network.values())
         self.base = [p.detach().clone() for p in self.params]
         self.inv_rms: list[torch.Tensor] | None = None
         self.decay: list[torch.Tensor | float] = [config.lam] * len(self.params)

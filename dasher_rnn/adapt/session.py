@@ -144,7 +144,8 @@ class WritingSession:
 
     def _publish(self) -> None:
         if self.service is not None:
-            self.service.set_weights({k: v.detach().clone() for k, v in self.evaluator.model.state_dict().items()})
+            self.service.set_weights({k: v.detach().clone() for k, v in self.evaluator.model.state_dict().items()},
+                                     self.config.adapter_spec)
 
     # -- profiles ----------------------------------------------------------------
     def _adapted_weights(self) -> dict[str, torch.Tensor]:

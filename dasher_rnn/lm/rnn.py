@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from dasher_rnn.lm.cells import ATTENTION_KINDS, MLSTMLayer, MogrifierLSTMLayer, WindowAttentionLSTMLayer
+from dasher_rnn.lm.state_adapter import AdapterSpec, StateAdapter
 
 State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each (layers, batch, hidden)
 LN2 = math.log(2.0)  # nats per bit
@@ -76,6 +77,11 @@ class CharRNN(nn.Module):
         self.head = nn.Linear(H, config.vocab_size)
         self.h0 = nn.Parameter(torch.zeros(L, H))
         self.c0 = nn.Parameter(torch.zeros(L, config.cell_state_size))
+        self.adapter: StateAdapter | None = None
+
+    def set_adapter(self, spec: AdapterSpec | None) -> None:
+        """Attach fresh (identity) adaptation parameters on the top layer's h, or remove them."""
+        self.adapter = None if spec is None else StateAdapter(spec, self.config.hidden_size).to(self.h0.device)
 
     def initial_state(self, batch: int, learned: bool = True) -> State:
         """The state every message starts from: the learned one, or zeros."""
@@ -90,28 +96,47 @@ class CharRNN(nn.Module):
 
     def forward(self, inputs: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         """inputs (B, T) symbol ids -> log-probs (B, T, V) of the next symbol, final state."""
+        if self.adapter is not None and self.adapter.spec.feed:  # the modified h is the state: step by step
+            outputs = []
+            for t in range(inputs.shape[1]):
+                _, (h, c) = self._recur(inputs[:, t : t + 1], state)
+                state = (torch.cat([h[:-1], self.adapter(h[-1:])]), c)
+                outputs.append(self.readout(state))
+            return self._log_probs(torch.stack(outputs, dim=1)), state
+        out, state = self._recur(inputs, state)
+        return self._log_probs(out), state
+
+    def _recur(self, inputs: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """The recurrent layers: top-layer outputs (B, T, H) and the final state."""
         x = self.embed(inputs)
         if self.config.cell == "lstm":
-            out, state = self.rnn(x, state)
-        else:
-            hs, cs = [], []
-            out = x
-            for i, layer in enumerate(self.rnn):
-                out, (h, c) = layer(out, (state[0][i], state[1][i]))
-                hs.append(h)
-                cs.append(c)
-            state = (torch.stack(hs), torch.stack(cs))
-        return torch.log_softmax(self.head(out), dim=-1), state
+            return self.rnn(x, state)
+        hs, cs = [], []
+        out = x
+        for i, layer in enumerate(self.rnn):
+            out, (h, c) = layer(out, (state[0][i], state[1][i]))
+            hs.append(h)
+            cs.append(c)
+        return out, (torch.stack(hs), torch.stack(cs))
+
+    def readout(self, state: State) -> torch.Tensor:
+        """The top layer's output (B, H) for a state alone: its h, or for attention cells h read against the window."""
+        h, c = state[0][-1], state[1][-1]
+        return self.rnn[-1].state_readout(h, c) if self.config.cell in ATTENTION_KINDS else h
+
+    def _log_probs(self, out: torch.Tensor) -> torch.Tensor:
+        if self.adapter is not None and not self.adapter.spec.feed:  # only the head reads the modified h
+            out = self.adapter(out)
+        return torch.log_softmax(self.head(out), dim=-1)
 
     def network_parameters(self) -> dict[str, nn.Parameter]:
-        """The weights training and adaptation change: everything but the learned initial state."""
+        """The weights training and adaptation change: everything but the learned initial state (and with an
+        adapter attached, its parameters too)."""
         return {n: p for n, p in self.named_parameters() if n not in ("h0", "c0")}
 
     def state_log_probs(self, state: State) -> torch.Tensor:
-        """Next-symbol log-probs (B, V) from a state alone (the top layer's output)."""
-        h, c = state[0][-1], state[1][-1]
-        out = self.rnn[-1].state_readout(h, c) if self.config.cell in ATTENTION_KINDS else h
-        return torch.log_softmax(self.head(out), dim=-1)
+        """Next-symbol log-probs (B, V) from a state alone."""
+        return self._log_probs(self.readout(state))
 
     def score(self, symbols: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         """Log-probs (B, T, V) of the distribution *before* each of ``symbols`` (B, T) entered from

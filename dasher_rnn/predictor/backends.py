@@ -84,7 +84,8 @@ class TorchBackend:
         self.name = f"torch-{self.device.type}"
         self.layers, self.hidden, self.cell_size, self.vocab = cfg.layers, cfg.hidden_size, cfg.cell_state_size, cfg.vocab_size
         self.chunk = chunk
-        self._fused = FusedLSTMStep(self.model) if cfg.cell == "lstm" else None
+        self._fused = None
+        self._choose_step()
 
     @classmethod
     def from_dir(cls, model_dir: str | Path, device: str = "cpu", threads: int | None = None) -> TorchBackend:
@@ -93,12 +94,19 @@ class TorchBackend:
         model, _, _ = load_model(model_dir)
         return cls(model, device, threads)
 
-    def load_weights(self, state_dict: dict) -> None:
-        """Swap in new weights (online adaptation); callers serialise this with ``step``."""
+    def _choose_step(self) -> None:
+        """The written-out LSTM step serves a plain LSTM; anything else (other cells, a state adapter) runs the model."""
+        plain = self.model.config.cell == "lstm" and self.model.adapter is None
+        self._fused = FusedLSTMStep(self.model) if plain else None
+
+    def load_weights(self, state_dict: dict, adapter=None) -> None:
+        """Swap in new weights (online adaptation), with the state adapter (``AdapterSpec``) whose parameters
+        they include, if any; callers serialise this with ``step``."""
+        if adapter != (self.model.adapter.spec if self.model.adapter is not None else None):
+            self.model.set_adapter(adapter)
         with self.torch.no_grad():
             self.model.load_state_dict(state_dict)
-        if self._fused is not None:
-            self._fused = FusedLSTMStep(self.model)
+        self._choose_step()
 
     def initial(self):
         torch = self.torch

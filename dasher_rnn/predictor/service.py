@@ -115,13 +115,14 @@ class PredictorService:
         node.releasing = True  # from now on ``child`` makes a fresh node for this context
         self._call(self.tree.release, node)
 
-    def set_weights(self, state_dict: dict) -> Future:
-        """Use new weights for every expansion from now on; distributions already handed out keep theirs."""
+    def set_weights(self, state_dict: dict, adapter=None) -> Future:
+        """Use new weights for every expansion from now on; distributions already handed out keep theirs.
+        ``adapter``: the ``AdapterSpec`` of the state adapter whose parameters ``state_dict`` includes."""
         if not hasattr(self.backend, "load_weights"):
             raise NotImplementedError(f"the {self.backend.name} backend cannot swap weights; use a torch backend")
 
         def swap():
-            self.backend.load_weights(state_dict)
+            self.backend.load_weights(state_dict, adapter)
             self.weights_version += 1
             return self.weights_version
 
