@@ -3,6 +3,7 @@ times, checkpoint memory, and (with --tune) the tuning grid. Prints JSON.
 
     python bench/adaptation_bench.py [--model-dir models/english-lstm]
     python bench/adaptation_bench.py --tune
+    python bench/adaptation_bench.py --methods   # full vs sparse vs LHUC, each tuned, then measured
 
 Streams are scored message by message as in DESIGN.md section 4: each message is predicted with
 the current weights, then committed (learned). Static = the shipped weights throughout. Each user
@@ -98,6 +99,8 @@ def main() -> None:
     parser.add_argument("--tune-chars", type=int, default=15000, help="characters of each dev stream used for tuning")
     parser.add_argument("--streams-only", action="store_true", help="skip the adversarial suite and timings")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (adaptation runs on one thread in the app)")
+    parser.add_argument("--methods", action="store_true",
+                        help="compare adaptation methods: tune each state adapter's step on the dev streams, then measure")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     model, alphabet, _ = load_model(args.model_dir)
@@ -106,44 +109,79 @@ def main() -> None:
         grid = [("sgd", 0.03, 0.0, 20), ("sgd", 0.1, 0.0, 20), ("sgd", 0.3, 0.0, 20), ("sgd", 0.1, 0.0, 10),
                 ("rms", 1e-4, 0.0, 20), ("rms", 3e-4, 0.0, 20), ("rms", 1e-3, 0.0, 20), ("rms", 3e-4, 0.0, 10),
                 ("rms", 3e-4, 0.01, 20), ("rms-rms", 3e-4, 0.01, 20), ("rms-rms", 1e-3, 0.01, 20)]
-        dev = {}
-        for name, path in TUNE_STREAMS.items():
-            lines, total = [], 0
-            for line in read_messages(path):
-                if total >= args.tune_chars:
-                    break
-                lines.append(line)
-                total += len(line)
-            dev[name] = lines
-        rows = []
-        for rule, eta, lam, n in grid:
-            cfg = AdaptConfig(rule=rule, eta=eta, lam=lam, segment=n)
-            row = {"rule": rule, "eta": eta, "lam": lam, "segment": n}
-            for name, lines in dev.items():
-                row[name] = run_stream(model, alphabet, msg, lines, cfg)["ratio"]
-            row["mean_ratio"] = round(float(np.mean([row[k] for k in dev])), 4)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+        configs = [AdaptConfig(rule=rule, eta=eta, lam=lam, segment=n) for rule, eta, lam, n in grid]
+        rows = tune(model, alphabet, msg, configs, dev_streams(args.tune_chars))
         print(json.dumps({"tuning": rows, "best": min(rows, key=lambda r: r["mean_ratio"])}, indent=1))
+        return
+    if args.methods:
+        compare_methods(model, alphabet, msg, dev_streams(args.tune_chars))
         return
     eta = args.eta if args.eta is not None else default_eta(args.rule)
     config = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment)
-    report = {"config": config.__dict__, "threads": args.threads, "streams": {}}
+    print(json.dumps({"threads": args.threads, **measure(model, alphabet, msg, config, args.streams_only)}, indent=1))
+
+
+def dev_streams(chars: int) -> dict[str, list[str]]:
+    """The first ``chars`` characters of each tuning stream, whole messages."""
+    dev = {}
+    for name, path in TUNE_STREAMS.items():
+        lines, total = [], 0
+        for line in read_messages(path):
+            if total >= chars:
+                break
+            lines.append(line)
+            total += len(line)
+        dev[name] = lines
+    return dev
+
+
+def tune(model, alphabet, msg, configs: list[AdaptConfig], dev: dict[str, list[str]]) -> list[dict]:
+    """Adaptive / static on each dev stream for each config (printed as it goes)."""
+    rows = []
+    for cfg in configs:
+        row = {"method": cfg.method, "feed": cfg.feed, "rule": cfg.rule, "eta": cfg.eta, "lam": cfg.lam,
+               "segment": cfg.segment}
+        for name, lines in dev.items():
+            row[name] = run_stream(model, alphabet, msg, lines, cfg)["ratio"]
+        row["mean_ratio"] = round(float(np.mean([row[k] for k in dev])), 4)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+ADAPTER_ETAS = {"sparse": (0.03, 0.1, 0.3), "lhuc": (0.3, 1.0, 3.0)}
+
+
+def compare_methods(model, alphabet, msg, dev: dict[str, list[str]]) -> None:
+    """Full dynamic evaluation (its tuned default) against sparse and LHUC, with and without feeding the
+    recurrence, each at its best step on the dev streams; then every method measured in full."""
+    chosen = {"full": AdaptConfig()}
+    for method, etas in ADAPTER_ETAS.items():
+        for feed in (True, False):
+            rows = tune(model, alphabet, msg, [AdaptConfig(method=method, feed=feed, eta=eta) for eta in etas], dev)
+            best = min(rows, key=lambda r: r["mean_ratio"])
+            chosen[f"{method}{'' if feed else ' (head only)'}"] = AdaptConfig(method=method, feed=feed, eta=best["eta"])
+    for name, config in chosen.items():
+        print(json.dumps({"method": name, **measure(model, alphabet, msg, config, streams_only=False)}), flush=True)
+
+
+def measure(model, alphabet, msg, config: AdaptConfig, streams_only: bool) -> dict:
+    """The user streams (cold and after history), then the adversarial suite and timings."""
+    report = {"config": config.__dict__, "streams": {}}
     for name, path in STREAMS.items():
         lines = read_messages(path)
         report["streams"][name] = run_stream(model, alphabet, msg, lines, config)
         report["streams"][name + "_after_history"] = run_stream(model, alphabet, msg, lines, config,
                                                                 read_messages(HISTORIES[name]))
         print(name, report["streams"][name], report["streams"][name + "_after_history"], flush=True)
-    if args.streams_only:
-        print(json.dumps(report, indent=1))
-        return
+    if streams_only:
+        return report
     adversarial = read_messages(ASSETS_DIR / "samples/adversarial.txt")
     report["adversarial"] = run_stream(model, alphabet, msg, adversarial, config)
     unguarded = AdaptConfig(**{**config.__dict__, "margin": float("inf"), "spike": float("inf")})
     report["adversarial_without_guard"] = run_stream(model, alphabet, msg, adversarial, unguarded)
     report["timings"] = timings(model, alphabet, msg, config, read_messages(STREAMS["aac_imagined_test"]))
-    print(json.dumps(report, indent=1))
+    return report
 
 
 if __name__ == "__main__":

@@ -111,6 +111,8 @@ class DynamicEvaluator:
         network = (model.network_parameters() if spec is None
                    else {f"adapter.{n}": p for n, p in model.adapter.named_parameters()})
         self.names, self.params = list(network), list(network.values())
+        for p in model.parameters():  # gradients only for what adapts (an adapter's backward stays small)
+            p.requires_grad_(any(p is q for q in self.params))
         self.base = [p.detach().clone() for p in self.params]
         self.inv_rms: list[torch.Tensor] | None = None
         self.decay: list[torch.Tensor | float] = [config.lam] * len(self.params)

@@ -1,0 +1,73 @@
+"""Recurrent cells side by side: one row per trained model folder. Prints JSON lines, then a table.
+
+    python bench/cells_bench.py runs/cells/*/model
+
+Each row: parameters, training characters and time (from the model's config), validation bits/char
+(the training split's held-out documents), bits/char on ``../shared/corpora/eval/*.txt`` static
+with per-message reset and Dasher's 5% floor (``dasher-rnn eval``'s protocol), mean bits of the
+first 10 characters of each message with the learned and a zero initial state, and the latency of
+expanding 64 fresh nodes in the predictor service (torch and onnxruntime backends).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dasher_rnn.evaluate import evaluate_files
+from dasher_rnn.lm.model_io import load_model
+from dasher_rnn.lm.rnn_lm import RNNLanguageModel
+from dasher_rnn.predictor import PredictorService
+
+sys.path.insert(0, str(Path(__file__).parent))
+from predictor_bench import measure  # noqa: E402  (the predictor benchmark's own measurement)
+
+EVAL_FILES = sorted(Path("../shared/corpora/eval").glob("*.txt"))
+
+
+def cell_row(model_dir: Path, repeats: int) -> dict:
+    model, alphabet, config = load_model(model_dir)
+    arch, training = config["architecture"], config.get("training", {})
+    row = {"model": str(model_dir), "cell": arch["cell"], "hidden": arch["hidden_size"],
+           "options": {k: v for k, v in arch.items() if k.startswith(("mog_", "attn_"))},
+           "parameters": model.num_parameters(), "train_characters": training.get("characters"),
+           "train_seconds": training.get("train_seconds"),
+           "validation_bpc": config.get("validation_bpc", {}).get("overall")}
+    for state in ("learned", "zero"):
+        report = evaluate_files(RNNLanguageModel(model, alphabet, zero_state=state == "zero"), EVAL_FILES)
+        if state == "learned":
+            row["eval_bpc"] = report["overall"]["bits_per_char"]
+        row[f"first10_bits_{state}_state"] = report["overall"]["start_bits"]["10"]
+    row["first10_learned_vs_zero"] = round(row["first10_bits_learned_state"] / row["first10_bits_zero_state"], 3)
+    rng = np.random.default_rng(0)
+    for backend in ("torch", "onnx"):
+        with PredictorService.from_dir(model_dir, backend=backend) as service:
+            timing = measure(service, 64, repeats, rng)
+        row[f"expand64_{backend}_p50_ms"], row[f"expand64_{backend}_p99_ms"] = timing["p50_ms"], timing["p99_ms"]
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("model_dirs", nargs="+")
+    parser.add_argument("--repeats", type=int, default=200)
+    args = parser.parse_args()
+    rows = []
+    for model_dir in args.model_dirs:
+        rows.append(cell_row(Path(model_dir), args.repeats))
+        print(json.dumps(rows[-1]), flush=True)
+    print("| cell | hidden | parameters | train chars | train s | validation | eval/ | first 10 learned (zero) | "
+          "64-node p99 ms torch / onnx |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['cell']} | {r['hidden']} | {r['parameters']:,} | {r['train_characters']:,} | {r['train_seconds']} | "
+              f"{r['validation_bpc']:.3f} | {r['eval_bpc']:.3f} | {r['first10_bits_learned_state']:.2f} "
+              f"({r['first10_bits_zero_state']:.2f}) | {r['expand64_torch_p99_ms']:.1f} / {r['expand64_onnx_p99_ms']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
