@@ -1,12 +1,15 @@
 """Recurrent cells side by side: one row per trained model folder. Prints JSON lines, then a table.
 
     python bench/cells_bench.py runs/cells/*/model
+    python bench/cells_bench.py --latency-at 512   # every cell untrained at the shipped size: latency only
 
 Each row: parameters, training characters and time (from the model's config), validation bits/char
 (the training split's held-out documents), bits/char on ``../shared/corpora/eval/*.txt`` static
 with per-message reset and Dasher's 5% floor (``dasher-rnn eval``'s protocol), mean bits of the
 first 10 characters of each message with the learned and a zero initial state, and the latency of
-expanding 64 fresh nodes in the predictor service (torch and onnxruntime backends).
+expanding 64 fresh nodes in the predictor service (torch and onnxruntime backends). ``--latency-at H``
+times every cell at hidden size H with untrained weights instead: whether a cell could be shipped at
+that size within the predictor's budget.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +47,11 @@ def cell_row(model_dir: Path, repeats: int) -> dict:
             row["eval_bpc"] = report["overall"]["bits_per_char"]
         row[f"first10_bits_{state}_state"] = report["overall"]["start_bits"]["10"]
     row["first10_learned_vs_zero"] = round(row["first10_bits_learned_state"] / row["first10_bits_zero_state"], 3)
-    rng = np.random.default_rng(0)
+    return {**row, **expansion_latency(model_dir, repeats)}
+
+
+def expansion_latency(model_dir: Path, repeats: int) -> dict:
+    rng, row = np.random.default_rng(0), {}
     for backend in ("torch", "onnx"):
         with PredictorService.from_dir(model_dir, backend=backend) as service:
             timing = measure(service, 64, repeats, rng)
@@ -51,11 +59,32 @@ def cell_row(model_dir: Path, repeats: int) -> dict:
     return row
 
 
+def latency_at(hidden: int, repeats: int) -> None:
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.model_io import save_model
+    from dasher_rnn.lm.onnx_export import export_onnx
+    from dasher_rnn.lm.rnn import CELLS
+    from dasher_rnn.lm.train import new_model
+
+    alphabet = load_alphabet("english")
+    for cell in CELLS:
+        with tempfile.TemporaryDirectory() as folder:
+            model = new_model(alphabet, 64, hidden, 1, cell, seed=0, attn_window=5)
+            save_model(folder, model, alphabet)
+            export_onnx(folder)
+            row = {"cell": cell, "hidden": hidden, "parameters": model.num_parameters()}
+            print(json.dumps({**row, **expansion_latency(Path(folder), repeats)}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("model_dirs", nargs="+")
+    parser.add_argument("model_dirs", nargs="*")
     parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--latency-at", type=int, metavar="HIDDEN", help="time untrained cells of this size instead")
     args = parser.parse_args()
+    if args.latency_at:
+        latency_at(args.latency_at, args.repeats)
+        return
     rows = []
     for model_dir in args.model_dirs:
         rows.append(cell_row(Path(model_dir), args.repeats))
