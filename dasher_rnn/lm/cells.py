@@ -29,11 +29,11 @@ class MLSTMLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]):
         h, c = state
-        xm, xg = self.wmx(x), self.wx(x)  # input projections for all steps at once
+        # input projections for all steps at once; unbind, not x[:, t]: each indexing's backward writes a full-size gradient
         outputs = []
-        for t in range(x.shape[1]):
-            m = xm[:, t] * self.wmh(h)
-            i, f, g, o = (xg[:, t] + self.wm(m)).chunk(4, dim=-1)
+        for xm, xg in zip(self.wmx(x).unbind(1), self.wx(x).unbind(1), strict=True):
+            m = xm * self.wmh(h)
+            i, f, g, o = (xg + self.wm(m)).chunk(4, dim=-1)
             c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
             h = torch.sigmoid(o) * torch.tanh(c)
             outputs.append(h)
@@ -68,8 +68,8 @@ class MogrifierLSTMLayer(nn.Module):
     def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]):
         h, c = state
         outputs = []
-        for t in range(x.shape[1]):
-            xt, hm = self.mogrify(x[:, t], h)
+        for x_t in x.unbind(1):
+            xt, hm = self.mogrify(x_t, h)
             i, f, g, o = (self.wx(xt) + self.wh(hm)).chunk(4, dim=-1)
             c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
             h = torch.sigmoid(o) * torch.tanh(c)
