@@ -1,6 +1,6 @@
 """Export the batched one-step function to ONNX and check it against torch.
 
-Graph: (symbols int64 [B], h float32 [L, B, H], c float32 [L, B, H]) ->
+Graph: (symbols int64 [B], h float32 [L, B, H], c float32 [L, B, C]) ->
 (log_probs float32 [B, V], h_next, c_next), with a dynamic batch axis. The initial state comes
 from ``weights.safetensors`` (``h0``, ``c0``), which onnxruntime users read with
 ``safetensors.numpy``; the root distribution (the initial state's, which for attention cells

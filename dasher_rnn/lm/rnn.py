@@ -20,7 +20,7 @@ from torch import nn
 from dasher_rnn.lm.cells import ATTENTION_KINDS, MLSTMLayer, MogrifierLSTMLayer, WindowAttentionLSTMLayer
 from dasher_rnn.lm.state_adapter import AdapterSpec, StateAdapter
 
-State = tuple[torch.Tensor, torch.Tensor]  # (h, c), each (layers, batch, hidden)
+State = tuple[torch.Tensor, torch.Tensor]  # h (layers, batch, hidden_size), c (layers, batch, cell_state_size)
 LN2 = math.log(2.0)  # nats per bit
 
 
