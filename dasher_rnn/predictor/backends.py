@@ -11,11 +11,14 @@ The onnxruntime backend never imports torch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from dasher_rnn.lm.model_io import ONNX_FILE, WEIGHTS_FILE, ModelFileError, read_checked_config, verify_hash
+
+if TYPE_CHECKING:
+    from dasher_rnn.lm.state_adapter import AdapterSpec
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:
@@ -99,7 +102,7 @@ class TorchBackend:
         plain = self.model.config.cell == "lstm" and self.model.adapter is None
         self._fused = FusedLSTMStep(self.model) if plain else None
 
-    def load_weights(self, state_dict: dict, adapter=None) -> None:
+    def load_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> None:
         """Swap in new weights (online adaptation), with the state adapter (``AdapterSpec``) whose parameters
         they include, if any; callers serialise this with ``step``."""
         if adapter != (self.model.adapter.spec if self.model.adapter is not None else None):

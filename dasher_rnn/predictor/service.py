@@ -19,6 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR, quantise
 from dasher_rnn.predictor.backends import Backend, make_backend
 from dasher_rnn.predictor.tree import ContextTree, Node
+
+if TYPE_CHECKING:
+    from dasher_rnn.lm.state_adapter import AdapterSpec
 
 
 class ServiceClosed(RuntimeError):
@@ -115,7 +119,7 @@ class PredictorService:
         node.releasing = True  # from now on ``child`` makes a fresh node for this context
         self._call(self.tree.release, node)
 
-    def set_weights(self, state_dict: dict, adapter=None) -> Future:
+    def set_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Future:
         """Use new weights for every expansion from now on; distributions already handed out keep theirs.
         ``adapter``: the ``AdapterSpec`` of the state adapter whose parameters ``state_dict`` includes."""
         if not hasattr(self.backend, "load_weights"):
