@@ -104,8 +104,7 @@ class DynamicEvaluator:
                  msg: dict[str, torch.Tensor] | None = None):
         self.model, self.config, self.newline = model, config, newline
         spec = config.adapter_spec
-        if (model.adapter.spec if model.adapter is not None else None) != spec:
-            model.set_adapter(spec)  # a model that already has this adapter (a fork) keeps its values
+        model.set_adapter(spec)
         self.base_model = copy.deepcopy(model).eval()
         self.base_model.set_adapter(None)
         network = (model.network_parameters() if spec is None

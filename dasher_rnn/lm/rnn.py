@@ -81,8 +81,10 @@ class CharRNN(nn.Module):
         self.adapter: StateAdapter | None = None
 
     def set_adapter(self, spec: AdapterSpec | None) -> None:
-        """Attach fresh (identity) adaptation parameters on the top layer's h, or remove them."""
-        self.adapter = None if spec is None else StateAdapter(spec, self.config.hidden_size).to(self.h0.device)
+        """Attach fresh (identity) adaptation parameters on the top layer's h, or remove them; an adapter
+        of the same spec is kept with its values (a fork of an adapted model goes on from them)."""
+        if spec != (self.adapter.spec if self.adapter is not None else None):
+            self.adapter = None if spec is None else StateAdapter(spec, self.config.hidden_size).to(self.h0.device)
 
     def initial_state(self, batch: int, learned: bool = True) -> State:
         """The state every message starts from: the learned one, or zeros."""

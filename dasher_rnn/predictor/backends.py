@@ -87,7 +87,6 @@ class TorchBackend:
         self.name = f"torch-{self.device.type}"
         self.layers, self.hidden, self.cell_size, self.vocab = cfg.layers, cfg.hidden_size, cfg.cell_state_size, cfg.vocab_size
         self.chunk = chunk
-        self._fused = None
         self._choose_step()
 
     @classmethod
@@ -105,8 +104,7 @@ class TorchBackend:
     def load_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> None:
         """Swap in new weights (online adaptation), with the state adapter (``AdapterSpec``) whose parameters
         they include, if any; callers serialise this with ``step``."""
-        if adapter != (self.model.adapter.spec if self.model.adapter is not None else None):
-            self.model.set_adapter(adapter)
+        self.model.set_adapter(adapter)
         with self.torch.no_grad():
             self.model.load_state_dict(state_dict)
         self._choose_step()
