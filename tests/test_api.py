@@ -405,7 +405,8 @@ def test_the_shipped_model_through_the_server_and_the_adapter(tmp_path):
 
     with BackgroundServer(ServerConfig(DEFAULT_MODEL_DIR, port=0, profiles_dir=tmp_path)) as srv:
         with DasherClient(srv.url) as c:
-            assert c.model()["alphabet"]["size"] == 96 and c.model()["architecture"]["hidden_size"] == 512
+            shipped = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text())["architecture"]
+            assert c.model()["alphabet"]["size"] == 96 and c.model()["architecture"] == shipped
             probs = np.exp(c.predict(["Hello, how are yo"])[0])
             assert c.symbols[int(probs.argmax())] == "u"
         lm = DasherRNNLanguageModel.from_server(srv.url)

@@ -204,7 +204,7 @@ class Trainer:
                     self.save_checkpoint()
         except KeyboardInterrupt:
             self.save_checkpoint()
-            bar.write(f"interrupted: checkpoint saved at step {self.step}; run again with --resume to continue")
+            bar.write(f"interrupted: checkpoint saved at step {self.step}; run the same command again to continue")
             raise
         finally:
             bar.close()
