@@ -86,6 +86,8 @@ def main() -> None:
     if args.latency_at:
         latency_at(args.latency_at, args.repeats)
         return
+    if not args.model_dirs:
+        parser.error("give one or more trained model folders, or --latency-at HIDDEN")
     rows = []
     for model_dir in args.model_dirs:
         rows.append(cell_row(Path(model_dir), args.repeats))
