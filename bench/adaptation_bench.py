@@ -25,7 +25,7 @@ import torch
 
 from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
-from dasher_rnn.evaluate import read_messages, score_messages
+from dasher_rnn.evaluate import read_messages, score_language_model
 from dasher_rnn.lm.model_io import load_model, load_msg
 from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR
@@ -48,11 +48,11 @@ def worst_window_ratio(adapted: list[float], static: list[float], width: int = 2
 
 def run_stream(model, alphabet, msg, lines: list[str], config: AdaptConfig, history: list[str] = ()) -> dict:
     """Score ``lines`` static and adaptive; the adaptive model first learns ``history`` (unscored)."""
-    static = score_messages(RNNLanguageModel(model, alphabet), lines, floor=0)
+    static = score_language_model(RNNLanguageModel(model, alphabet), lines, floor=0)
     lm = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, config, msg)
     start = time.perf_counter()
-    score_messages(lm, list(history), floor=0, adaptive=True)
-    adaptive = score_messages(lm, lines, floor=0, adaptive=True)
+    score_language_model(lm, list(history), floor=0, adaptive=True)
+    adaptive = score_language_model(lm, lines, floor=0, adaptive=True)
     stats = lm.adapter.stats
     return {"chars": static.chars, "static_bpc": round(static.bits_per_char, 4),
             "adaptive_bpc": round(adaptive.bits_per_char, 4),

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.evaluate import evaluate_files
 from dasher_rnn.lm.model_io import load_model
-from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 from dasher_rnn.predictor import PredictorService
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -34,7 +34,7 @@ EVAL_FILES = sorted(Path("../shared/corpora/eval").glob("*.txt"))
 
 
 def cell_row(model_dir: Path, repeats: int) -> dict:
-    model, alphabet, config = load_model(model_dir)
+    model, _, config = load_model(model_dir)
     arch, training = config["architecture"], config.get("training", {})
     row = {"model": str(model_dir), "cell": arch["cell"], "hidden": arch["hidden_size"],
            "options": {k: v for k, v in arch.items() if k.startswith(("mog_", "attn_"))},
@@ -42,7 +42,8 @@ def cell_row(model_dir: Path, repeats: int) -> dict:
            "train_seconds": training.get("train_seconds"),
            "validation_bpc": config.get("validation_bpc", {}).get("overall")}
     for state in ("learned", "zero"):
-        report = evaluate_files(RNNLanguageModel(model, alphabet, zero_state=state == "zero"), EVAL_FILES)
+        config = WriterConfig(model="rnn", model_dir=model_dir, adapt=False, backend="torch", zero_state=state == "zero")
+        report = evaluate_files(lambda c=config: build_writer(c), EVAL_FILES)
         if state == "learned":
             row["eval_bpc"] = report["overall"]["bits_per_char"]
         row[f"first10_bits_{state}_state"] = report["overall"]["start_bits"]["10"]

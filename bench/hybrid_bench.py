@@ -11,19 +11,15 @@ message by message, unscored), as the corpora README pairs them.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import time
 from pathlib import Path
 
 import torch
 
-from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
-from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.compose import HYBRID_PPM_ORDER, WriterConfig, build_ppm, build_writer
 from dasher_rnn.evaluate import read_messages, score_messages
-from dasher_rnn.factory import build_ppm
-from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER, HybridLanguageModel
-from dasher_rnn.lm.model_io import load_model
+from dasher_rnn.lm.model_io import read_checked_config
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 CORPORA = Path("../shared/corpora")
@@ -32,10 +28,13 @@ STREAMS += [("sms_user_future_after_history", CORPORA / "adapt/sms_user_future.t
             ("aac_imagined_test_after_history", CORPORA / "eval/aac_imagined_test.txt", CORPORA / "adapt/aac_user_history.txt")]
 
 
-def adaptive_bpc(model, lines: list[str], history: list[str], floor: float) -> float:
-    """Bits/char on ``lines`` scored message by message after ``model`` learned ``history`` the same way."""
-    score_messages(model, history, floor=floor, adaptive=True)
-    return score_messages(model, lines, floor=floor, adaptive=True).bits_per_char
+def adaptive_bpc(writer, lines: list[str], history: list[str], floor: float) -> float:
+    """Bits/char on ``lines`` scored message by message after ``writer`` learned ``history`` the same way."""
+    try:
+        score_messages(writer, history, floor=floor, adaptive=True)
+        return score_messages(writer, lines, floor=floor, adaptive=True).bits_per_char
+    finally:
+        writer.close(save=False)
 
 
 def main() -> None:
@@ -48,7 +47,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    model, alphabet, _ = load_model(args.model_dir)
+    _, alphabet = read_checked_config(Path(args.model_dir))
     ppm_base, _ = build_ppm(args.ppm_train, alphabet.name, max_order=args.ppm_order)
     results = {}
     for name, path, history_path in STREAMS:
@@ -57,17 +56,15 @@ def main() -> None:
         lines = read_messages(path)
         history = read_messages(history_path) if history_path else []
         start = time.perf_counter()
-        rnn = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, AdaptConfig())
-        rnn_bpc = adaptive_bpc(rnn, lines, history, args.floor)
-        ppm_bpc = adaptive_bpc(ppm_base.fork(), lines, history, args.floor)
-        hybrid = HybridLanguageModel(AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, AdaptConfig()),
-                                     ppm_base.fork())
-        hybrid_bpc = adaptive_bpc(hybrid, lines, history, args.floor)
+        writers = {kind: build_writer(WriterConfig(model=kind, model_dir=args.model_dir, threads=args.threads),
+                                      trained_ppm=ppm_base) for kind in ("rnn", "ppm", "hybrid")}
+        gate = writers["hybrid"].mixer.gate
+        rnn_bpc, ppm_bpc, hybrid_bpc = (adaptive_bpc(writers[k], lines, history, args.floor) for k in ("rnn", "ppm", "hybrid"))
         results[name] = {
             "adapted_rnn": round(rnn_bpc, 4), "ppm": round(ppm_bpc, 4), "hybrid": round(hybrid_bpc, 4),
             "hybrid_vs_rnn": round(hybrid_bpc / rnn_bpc, 4),
             "hybrid_vs_best_component": round(hybrid_bpc / min(rnn_bpc, ppm_bpc), 4),
-            "rnn_weight_by_ppm_order": [round(hybrid.gate.weight(o), 3) for o in range(hybrid.ppm.max_order + 1)],
+            "rnn_weight_by_ppm_order": [round(gate.weight(o), 3) for o in range(args.ppm_order + 1)],
             "seconds": round(time.perf_counter() - start, 1),
         }
         print(name, results[name], flush=True)

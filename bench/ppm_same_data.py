@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.evaluate import evaluate_files
 from dasher_rnn.lm.corpus import Corpus, build_corpus, load_mix
 from dasher_rnn.lm.ppm import PPMModel
@@ -47,7 +48,8 @@ def main() -> None:
     model = PPMModel(alphabet)
     model.train_ids(sample)
     train_s = time.perf_counter() - t0
-    report = evaluate_files(model, args.files, adaptive=True, floor=args.floor)
+    report = evaluate_files(lambda: build_writer(WriterConfig(model="ppm", floor=args.floor), trained_ppm=model),
+                            args.files, adaptive=True, floor=args.floor)
     report["settings"] = {"model": "PPM order 5 trained on a weighted sample of the training mix", "alphabet": "english",
                           "train_chars": int(len(sample)), "train_seconds": round(train_s, 1),
                           "train_chars_per_s": round(len(sample) / train_s), "contexts": model.num_contexts,

@@ -99,7 +99,7 @@ def _cmd_export_onnx(args: argparse.Namespace) -> int:
 def _add_eval(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="bits per character of a model on phrase files (one message per line)")
     p.add_argument("files", nargs="+", help="phrase files, one message per line")
-    p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "hybrid"], help="which language model to score")
+    p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "hybrid", "uniform"], help="which model to score")
     p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model directory (default: shipped)")
     p.add_argument("--train", action="append", default=[], metavar="PATH",
                    help="PPM (or the hybrid's PPM) training text file or folder (repeatable)")
@@ -118,8 +118,11 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-feed", dest="feed", action="store_false",
                    help="RNN adaptive, sparse or lhuc: the modified state reaches only the head, not the recurrence")
     p.add_argument("--units", type=int, default=100, help="RNN adaptive, sparse: hidden units the adapter mixes")
-    p.add_argument("--profile", default=None, help="RNN: start from this user profile's adapted weights")
+    p.add_argument("--profile", default=None, help="score what this user's profile predicts (RNN weights, PPM and "
+                                                   "mixing weights, as the app loads them; never saved)")
     p.add_argument("--profiles-dir", default=None)
+    p.add_argument("--backend", default="auto", help="RNN predictor backend: auto, onnx, torch, cuda")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictor")
     p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=_cmd_eval)
@@ -128,22 +131,31 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 def _cmd_eval(args: argparse.Namespace) -> int:
     import json
 
-    from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
-    from dasher_rnn.evaluate import evaluate_files, format_report
-    from dasher_rnn.factory import build_language_model
+    import torch
 
+    from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
+    from dasher_rnn.adapt.profiles import ProfileStore
+    from dasher_rnn.compose import WriterConfig, build_writer
+    from dasher_rnn.evaluate import evaluate_files, format_report
+
+    torch.set_num_threads(args.threads)  # more threads than cores fight whatever else the machine runs
+    if args.profile is not None and not ProfileStore(args.profiles_dir).exists(args.profile):
+        raise ValueError(f"no profile named {args.profile!r} (`dasher-rnn profile list` shows them)")
     adaptive = args.adaptive if args.adaptive is not None else args.model in ("ppm", "hybrid")
-    adapt = None
-    if adaptive and args.model in ("rnn", "hybrid"):
-        eta = args.eta if args.eta is not None else default_eta(args.rule)
-        adapt = AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment, method=args.method,
-                            feed=args.feed, units=args.units)
-    model, description = build_language_model(
-        args.model, model_dir=args.model_dir, train=args.train, alphabet=args.alphabet,
-        replace_errors=args.replace_errors, zero_state=args.zero_state, adapt=adapt,
-        profile=args.profile, profiles_dir=args.profiles_dir,
-    )
-    report = evaluate_files(model, args.files, adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors)
+    eta = args.eta if args.eta is not None else default_eta(args.rule)
+    config = WriterConfig(
+        model=args.model, model_dir=args.model_dir, profile=args.profile, profiles_dir=args.profiles_dir,
+        adapt=adaptive, adaptation=AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment,
+                                               method=args.method, feed=args.feed, units=args.units),
+        ppm_train=tuple(args.train), alphabet=args.alphabet, backend=args.backend, threads=args.threads,
+        zero_state=args.zero_state, floor=args.floor, replace_errors=args.replace_errors)
+    first = build_writer(config)  # the model folder and PPM's training text are read once
+    description = first.description
+    trained_ppm = first.mixer.ppm.fork() if first.mixer is not None and not args.profile else None
+    writers = iter([first])
+    report = evaluate_files(lambda: next(writers, None) or build_writer(config, trained_ppm=trained_ppm), args.files,
+                            adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors,
+                            progress=False if args.json else None)
     report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor}
     if args.json:
         print(json.dumps(report, indent=2))
@@ -174,8 +186,8 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         for row in rows:
             print(f"  {row['name']}: " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "name"))
     elif args.action == "reset":
-        store.reset(args.args[0])
-        print(f"profile {args.args[0]!r} removed")
+        removed = store.reset(args.args[0])
+        print(f"profile {args.args[0]!r} deleted" if removed else f"no profile named {args.args[0]!r} in {store.folder}")
     elif args.action == "export":
         print(f"exported to {store.export(args.args[0], args.args[1])}")
     else:
@@ -198,7 +210,7 @@ def _add_adapt(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--no-ppm", action="store_true", help="leave the hybrid's PPM (ppm.safetensors) as it is")
+    p.add_argument("--no-ppm", action="store_true", help="leave the profile's PPM and mixing weights as they are")
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
                    help="PPM training text, when the profile has no PPM state yet (repeatable)")
     p.set_defaults(func=_cmd_adapt)
@@ -211,9 +223,9 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     import torch
 
     from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
-    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, decode_weights
     from dasher_rnn.adapt.user_corpus import read_user_corpus
-    from dasher_rnn.lm.model_io import WEIGHTS_FILE, load_model
+    from dasher_rnn.lm.model_io import open_model
     from dasher_rnn.lm.train import pick_device
 
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
@@ -230,18 +242,24 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
         print(f"dropped {read_report.duplicates} duplicate documents")
     if not documents:
         raise ValueError("the corpus is empty: no readable text in " + ", ".join(args.paths))
-    model, alphabet, config = load_model(args.model_dir)
-    base_hash = config["files"][WEIGHTS_FILE]
+    folder = open_model(args.model_dir)
+    model, alphabet = folder.network(), folder.alphabet
     store = ProfileStore(args.profiles_dir)
     try:
-        existing = store.load_into(args.profile, model, base_hash)
+        existing = store.load(args.profile)
+        if existing is not None and "rnn" in existing.parts:
+            params = model.network_parameters()
+            shapes = {n: tuple(p.shape) for n, p in params.items()}
+            with torch.no_grad():
+                for name, tensor in decode_weights(existing, shapes, folder.base_hash).items():
+                    params[name].copy_(tensor)
     except ProfileError as exc:
         raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
     if existing is not None:
-        print(f"continuing profile {args.profile!r} ({existing.get('characters_adapted', 0):,} characters adapted)")
+        print(f"continuing profile {args.profile!r} ({existing.characters_adapted:,} characters adapted)")
     cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
     try:
-        report = adapt_to_corpus(model, alphabet, documents, store, args.profile, base_hash, cfg,
+        report = adapt_to_corpus(model, alphabet, documents, store, args.profile, folder.base_hash, cfg,
                                  pick_device(args.device), resume=args.resume, dry_run=args.dry_run,
                                  progress=not args.no_progress)
     except Interrupted as exc:
@@ -249,16 +267,23 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
         return 130
     report["read"] = read_report.to_json()
     if not args.dry_run and not args.no_ppm:
-        from dasher_rnn.adapt.hybrid_corpus import adapt_profile_ppm
-        from dasher_rnn.factory import HYBRID_STATE_FILE, build_ppm
-        from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER
+        from tqdm import tqdm
 
-        model.cpu().eval()
-        chars, notice = adapt_profile_ppm(store.path(args.profile) / HYBRID_STATE_FILE,
-                                          build_ppm(args.ppm_train, alphabet.name, max_order=HYBRID_PPM_ORDER)[0],
-                                          model, alphabet, documents,
-                                          progress=not args.no_progress)
-        report["ppm"] = {"characters_learned": chars, "notice": notice}
+        from dasher_rnn.adapt.corpus_adapt import split_messages
+        from dasher_rnn.compose import WriterConfig, build_writer
+
+        # PPM and the mixing weights learn the corpus as if it had been written in the app, beside the RNN's
+        # new weights (their probabilities teach the mixing weights)
+        messages, _ = split_messages(documents, alphabet, CorpusAdaptConfig().max_unknown)
+        writer = build_writer(WriterConfig(model="hybrid", model_dir=args.model_dir, profile=args.profile,
+                                           profiles_dir=args.profiles_dir, ppm_train=tuple(args.ppm_train),
+                                           backend="torch", threads=args.threads or None))
+        try:
+            with tqdm(total=len(messages), unit="message", desc="PPM", disable=args.no_progress) as bar:
+                chars = writer.learn_history([m.text for m in messages], progress=bar.update)
+        finally:
+            writer.close(save=True)
+        report["ppm"] = {"characters_learned": chars, "notice": writer.notice}
     print(json.dumps(report, indent=1))
     if not args.dry_run and "held_out_bpc_after" in report:
         b, a = report["held_out_bpc_before"]["overall"], report["held_out_bpc_after"]["overall"]
@@ -312,16 +337,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from dasher_rnn.factory import build_source
+    from dasher_rnn.compose import WriterConfig, build_writer
     from dasher_rnn.normalise import normalise
     from dasher_rnn.textio import read_text
     from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
     from dasher_rnn.zoom.simulate import simulate
+    from dasher_rnn.zoom.sources import WriterSource
 
     phrases = args.text or [line for line in read_text(args.file).splitlines() if line.strip()]
     phrases = [normalise(p) for p in phrases][: args.lines or None]
-    source = build_source(args.model, model_dir=args.model_dir, ppm_train=args.ppm_train, adapt=not args.no_adapt,
-                          profile=args.profile, backend=args.backend)
+    writer = build_writer(WriterConfig(model=args.model, model_dir=args.model_dir, ppm_train=tuple(args.ppm_train),
+                                       adapt=not args.no_adapt, profile=args.profile, backend=args.backend))
+    source = WriterSource(writer)
     try:
         outside = [p for p in phrases if any(ch not in source.alphabet for ch in p)]
         if outside:
@@ -336,12 +363,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         with tqdm(total=len(phrases), unit="phrase", disable=args.no_progress or args.json) as bar:
             result = simulate(zoom, phrases, fps=args.fps, max_seconds=args.max_seconds, render=render,
                               progress=bar.update)
-        adaptation = source.session.stats() if getattr(source, "session", None) is not None else None
+        status = writer.status()
     finally:
         source.close()
     summary = {"model": args.model, "speed_bps": args.speed, "fps": args.fps, "rendered": args.render, **result.summary()}
-    if adaptation is not None:
-        summary["adaptation"] = {k: adaptation[k] for k in ("updates", "rollbacks", "committed")}
+    if "rnn" in status.learns:
+        summary["adaptation"] = {"updates": status.updates, "rollbacks": status.rollbacks, "committed": status.committed}
     if args.json:
         print(json.dumps(summary, indent=1))
     else:

@@ -1,8 +1,8 @@
-"""Bits per character on phrase sets, with the protocol of DESIGN.md section 4.
+"""Bits per character on phrase sets, scored through the Writer, the app's own prediction path.
 
-Each file is scored independently from the trained model. Each line is a message: reset the
-model, score every character of the normalised line, and in adaptive mode learn (commit)
-the line before the next. Characters outside the model's alphabet are skipped: they cost no
+Each file is scored independently from a fresh Writer (the trained model, or a profile as saved).
+Each line is a message: from a message start, score every character of the normalised line, and in
+adaptive mode commit the line (learning it) before the next. Characters outside the model's alphabet are skipped: they cost no
 bits, stay in the denominator and are counted. Overall figures are total bits over total
 characters. Sentence-start figures are mean bits of the first 1, 5, 10 and 20 characters
 over messages that have that many.
@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel, quantise
 from dasher_rnn.normalise import normalise
 from dasher_rnn.textio import read_text
+from dasher_rnn.writer import Context, Writer
 
 START_LENGTHS = (1, 5, 10, 20)
 
@@ -63,33 +66,75 @@ class Score:
         }
 
 
-def symbol_bits(model: LanguageModel, symbol: int, floor: float) -> float:
-    """Bits of ``symbol`` in the model's prediction context: Dasher's integers when there is a floor."""
+def _bits(dist, symbol: int, floor: float) -> float:
+    """Bits of ``symbol`` under a distribution: Dasher's integers when there is a floor, else the probability."""
     if floor > 0:
-        return math.log2(DASHER_TOTAL / model.dasher_distribution(floor)[symbol])
-    return -math.log2(model.probs()[symbol])
+        return math.log2(DASHER_TOTAL / dist.counts[symbol])
+    return -math.log2(dist.probs[symbol] / dist.probs.sum())
 
 
-def _message_bits(model: LanguageModel, symbols: list[int], floor: float) -> list[float]:
-    """Bits of each symbol of a message entered from a reset. Models with ``sequence_probs``
-    (the RNN) score the whole message in one call; the result is the same as stepping."""
-    model.reset()
-    if hasattr(model, "sequence_probs"):
-        probs = model.sequence_probs(symbols)
-        rows = np.arange(len(symbols))
-        if floor > 0:
-            return np.log2(DASHER_TOTAL / quantise(probs, floor)[rows, symbols]).tolist()
-        return (-np.log2(probs[rows, symbols])).tolist()
-    bits = []
-    for symbol in symbols:
-        bits.append(symbol_bits(model, symbol, floor))
-        model.advance(symbol)
-    return bits
+def _message_contexts(writer: Writer, symbols: list[int]) -> list[Context]:
+    """The context before each symbol of a message entered from a message start."""
+    contexts = [writer.root("")]
+    for symbol in symbols[:-1]:
+        contexts.append(writer.child(contexts[-1], symbol))
+    return contexts
 
 
-def score_messages(model: LanguageModel, lines: list[str], name: str = "", adaptive: bool = False,
-                   floor: float = 0.05) -> Score:
-    """Score messages one by one on ``model`` (which learns them when ``adaptive``)."""
+def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: bool = False,
+                   floor: float = 0.05, progress: Callable[[int], None] | None = None) -> Score:
+    """Score messages one by one through ``writer``'s own prediction path (the app's), learning each after
+    it is scored when ``adaptive``. Static messages are asked for in batches (the predictor steps them together)."""
+    score = Score(name)
+    alphabet = writer.alphabet
+    batch_nodes = max(1, writer.service.tree.budget // 3) if writer.service is not None else 1 << 30
+    pending: list[tuple[str, list[bool], list[int]]] = []
+
+    def run(batch: list[tuple[str, list[bool], list[int]]]) -> None:
+        contexts = [_message_contexts(writer, committed) for _, _, committed in batch]
+        try:
+            dists = writer.request([c for cs in contexts for c in cs]).result()
+        finally:
+            for cs in contexts:
+                writer.release(cs[0])
+        start = 0
+        for (line, known, committed), cs in zip(batch, contexts, strict=True):
+            bits = iter([_bits(d, s, floor) for d, s in zip(dists[start : start + len(cs)], committed, strict=True)])
+            start += len(cs)
+            if adaptive:
+                for symbol, context in zip(committed, cs, strict=True):
+                    writer.commit_symbol(symbol, context)
+                writer.new_message()
+                writer.flush()
+            _add(score, line, known, [next(bits) if ok else 0.0 for ok in known])
+        if progress is not None:
+            progress(len(batch))
+
+    for raw in lines:
+        line = normalise(raw)
+        if not line:
+            continue
+        known = [ch in alphabet for ch in line]
+        committed = [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
+        if not committed:
+            _add(score, line, known, [0.0] * len(line))
+            continue
+        if adaptive or sum(len(c) for *_, c in pending) + len(committed) > batch_nodes:
+            run(pending)
+            pending = []
+        pending.append((line, known, committed))
+        if adaptive:
+            run(pending)
+            pending = []
+    if pending:
+        run(pending)
+    return score
+
+
+def score_language_model(model: LanguageModel, lines: list[str], name: str = "", adaptive: bool = False,
+                         floor: float = 0.05) -> Score:
+    """The same protocol on a network in memory (``lm.rnn_lm``, ``adapt.adaptive_lm``, PPM): research and
+    benchmark scripts that compare networks or settings without a model folder or a Writer."""
     score = Score(name)
     alphabet = model.alphabet
     for raw in lines:
@@ -98,22 +143,41 @@ def score_messages(model: LanguageModel, lines: list[str], name: str = "", adapt
             continue
         known = [ch in alphabet for ch in line]
         committed = [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
-        symbol_bits_iter = iter(_message_bits(model, committed, floor))
-        per_char = [next(symbol_bits_iter) if ok else 0.0 for ok in known]
-        score.skipped += len(line) - len(committed)
-        score.skipped_chars.update(ch for ch, ok in zip(line, known, strict=True) if not ok)
+        model.reset()
+        if hasattr(model, "sequence_probs"):  # the RNN scores the whole message in one call
+            probs = model.sequence_probs(committed)
+            rows = np.arange(len(committed))
+            if floor > 0:
+                bits = np.log2(DASHER_TOTAL / quantise(probs, floor)[rows, committed]).tolist()
+            else:
+                bits = (-np.log2(probs[rows, committed])).tolist()
+        else:
+            bits = []
+            for symbol in committed:
+                if floor > 0:
+                    bits.append(math.log2(DASHER_TOTAL / model.dasher_distribution(floor)[symbol]))
+                else:
+                    bits.append(-math.log2(model.probs()[symbol]))
+                model.advance(symbol)
         if adaptive:
             for symbol in committed:
                 model.learn(symbol)
-        score.bits += sum(per_char)
-        score.char_bits.extend(per_char)
-        score.chars += len(line)
-        score.messages += 1
-        cumulative = np.cumsum(per_char)
-        for k in START_LENGTHS:
-            if len(per_char) >= k:
-                score.start_bits[k].append(float(cumulative[k - 1]))
+        it = iter(bits)
+        _add(score, line, known, [next(it) if ok else 0.0 for ok in known])
     return score
+
+
+def _add(score: Score, line: str, known: list[bool], per_char: list[float]) -> None:
+    score.skipped += len(line) - sum(known)
+    score.skipped_chars.update(ch for ch, ok in zip(line, known, strict=True) if not ok)
+    score.bits += sum(per_char)
+    score.char_bits.extend(per_char)
+    score.chars += len(line)
+    score.messages += 1
+    cumulative = np.cumsum(per_char)
+    for k in START_LENGTHS:
+        if len(per_char) >= k:
+            score.start_bits[k].append(float(cumulative[k - 1]))
 
 
 def read_messages(path: str | Path, replace_errors: bool = False) -> list[str]:
@@ -121,16 +185,23 @@ def read_messages(path: str | Path, replace_errors: bool = False) -> list[str]:
     return normalise(read_text(path, replace_errors=replace_errors)).split("\n")
 
 
-def evaluate_files(model: LanguageModel, paths: list[str | Path], adaptive: bool = False,
-                   floor: float = 0.05, replace_errors: bool = False) -> dict:
-    """Score each file from a fresh fork of ``model``; return per-file and overall figures."""
+def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], adaptive: bool = False,
+                   floor: float = 0.05, replace_errors: bool = False, progress: bool | None = None) -> dict:
+    """Score each file with a fresh Writer from ``make_writer`` (closed afterwards without saving anything);
+    per-file and overall figures. ``progress``: a bar on the terminal (None: only when stderr is one)."""
     overall = Score("overall")
     files = {}
-    for path in paths:
-        lines = read_messages(path, replace_errors)
-        score = score_messages(model.fork(), lines, Path(path).stem, adaptive=adaptive, floor=floor)
-        files[score.name] = score.to_json()
-        overall.add(score)
+    texts = [(Path(p).stem, read_messages(p, replace_errors)) for p in paths]
+    with tqdm(total=sum(len(lines) for _, lines in texts), unit="msg", disable=None if progress is None else not progress,
+              desc="eval", leave=False) as bar:
+        for name, lines in texts:
+            writer = make_writer()
+            try:
+                score = score_messages(writer, lines, name, adaptive=adaptive, floor=floor, progress=bar.update)
+            finally:
+                writer.close(save=False)
+            files[score.name] = score.to_json()
+            overall.add(score)
     return {"files": files, "overall": overall.to_json()}
 
 

@@ -6,7 +6,7 @@ import torch
 
 from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig, DynamicEvaluator
-from dasher_rnn.evaluate import score_messages
+from dasher_rnn.evaluate import score_language_model
 from dasher_rnn.lm.model_io import load_model, load_msg
 from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 
@@ -29,10 +29,10 @@ def evaluator(tiny, **config):
 def test_adaptation_learns_a_users_repeated_words(tiny):
     model, alphabet, msg = tiny
     lines = ["Grandma Zofia brings kefir on Thursday."] * 12
-    static = score_messages(RNNLanguageModel(model, alphabet), lines, floor=0)
+    static = score_language_model(RNNLanguageModel(model, alphabet), lines, floor=0)
     for rule, eta in (("sgd", 0.3), ("rms", 3e-3), ("rms-rms", 3e-3)):
         adaptive = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, AdaptConfig(rule=rule, eta=eta, lam=0.01), msg)
-        score = score_messages(adaptive, lines, floor=0, adaptive=True)
+        score = score_language_model(adaptive, lines, floor=0, adaptive=True)
         assert score.bits < 0.8 * static.bits, rule
         assert adaptive.adapter.stats.updates >= 10
 
@@ -104,7 +104,7 @@ def test_guard_catches_a_forced_explosion_and_recovers(tiny):
     assert event["rolled_back_to"] == "base weights" or event["rolled_back_to"] < event["offset"]
     tail = guarded.committed[-60:]  # recovered: back to about the base model on the English at the end
     lines = [guarded.model, unguarded.base_model]
-    bits = [score_messages(RNNLanguageModel(m, tiny[1]), [tiny[1].decode(tail)], floor=0).bits for m in lines]
+    bits = [score_language_model(RNNLanguageModel(m, tiny[1]), [tiny[1].decode(tail)], floor=0).bits for m in lines]
     assert bits[0] < 1.15 * bits[1]
 
 

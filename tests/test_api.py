@@ -8,6 +8,7 @@ import httpx
 import numpy as np
 import pytest
 
+from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.adapt.session import WritingSession
 from dasher_rnn.api.bcipy import DasherRNNLanguageModel, InvalidSymbolSet, sentence_case, typed_text
 from dasher_rnn.api.client import ClientError, DasherClient
@@ -90,7 +91,7 @@ def test_adaptation_through_the_api_matches_a_local_session(client, session, tin
         node = service.root("Grandma Zof")
         want = service.distributions([node, service.child(node, "i")])
         expected_stats = local.stats()
-        local.close(save=False)
+        local.close()
     assert stats["updates"] == expected_stats["updates"] > 0 and stats["rollbacks"] == expected_stats["rollbacks"] == 1
     assert np.allclose(got, np.stack([d.log_probs for d in want]), atol=1e-6)
     assert not np.allclose(got[0], client.predict(["Grandma Zof"])[0], atol=1e-2)  # it did learn
@@ -136,18 +137,18 @@ def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_i
     assert np.array_equal(s.distributions([s.root("I met Zb")])[0], before)  # counts and weights taken back exactly
     s.commit("Zbyszek. ", wait=True)
     learned = s.distributions([s.root("I met Zb")])[0]
-    assert s.close()["saved"] and (profiles / "hybrid-user" / "ppm.safetensors").is_file()
+    assert s.close()["saved"] and ProfileStore(profiles).load("hybrid-user").parts.keys() == {"rnn", "ppm"}
     again = client.open_session(profile="hybrid-user", model="hybrid")
     assert np.allclose(again.distributions([again.root("I met Zb")])[0], learned, atol=1e-6)
     again.close(save=False)
 
 
 def test_ppm_sessions_serve_dashers_model_alone_and_learn_committed_text(client, tiny_model_dir):
-    from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER
+    from dasher_rnn.compose import DASHER_PPM_ORDER
     from dasher_rnn.lm.model_io import read_checked_config
     from dasher_rnn.lm.ppm import PPMModel
 
-    local = PPMModel(read_checked_config(tiny_model_dir)[1], max_order=HYBRID_PPM_ORDER)
+    local = PPMModel(read_checked_config(tiny_model_dir)[1], max_order=DASHER_PPM_ORDER)
     s = client.open_session(model="ppm")
     for text in ["Zbyszek ", "I met Zbyszek. "]:
         got = np.exp(s.distributions([s.root("I met Zb")])[0].astype(np.float64))
@@ -157,7 +158,7 @@ def test_ppm_sessions_serve_dashers_model_alone_and_learn_committed_text(client,
         for ch in text:
             local.learn(local.alphabet.index(ch))
         local.reset()
-    assert s.info["model"] == "ppm" and "adaptation" not in s.info
+    assert s.info["model"] == "ppm" and s.info["adaptation"]["learns"] == ["ppm"]
     s.close(save=False)
 
 
@@ -350,7 +351,7 @@ def test_graceful_shutdown_saves_profiles(tiny_model_dir, tmp_path):
             c.open_session(profile="bob").commit(TEXT)
     info = json.loads((tmp_path / "bob" / "profile.json").read_text())
     assert info["characters_adapted"] == len(TEXT)
-    assert (tmp_path / "bob" / "ppm.safetensors").is_file()  # the default (hybrid) session's PPM
+    assert "ppm" in ProfileStore(tmp_path).load("bob").parts  # the default (hybrid) session's PPM
 
 
 # -- BciPy adapter -----------------------------------------------------------------------------

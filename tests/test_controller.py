@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.settings import Preferences
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import target_pointer
-from dasher_rnn.zoom.sources import UniformSource
+from tests.conftest import writer_source
 
 
 def controller(**prefs) -> WritingController:
-    return WritingController(UniformSource(load_alphabet("english")), Preferences(auto_speed=False, **prefs))
+    return WritingController(writer_source("uniform"), Preferences(auto_speed=False, **prefs))
 
 
 def write(c: WritingController, target: str, frames: int = 20000) -> None:

@@ -61,7 +61,7 @@ def adapt(tiny_model_dir, tmp_path, lines, **kwargs):
 def test_adapting_improves_held_out_text_from_the_same_source(tiny_model_dir, tmp_path):
     report, store = adapt(tiny_model_dir, tmp_path, USER_LINES + make_sentences(20, seed=9))
     assert report["held_out_bpc_after"]["overall"] < 0.85 * report["held_out_bpc_before"]["overall"]
-    info = store.read_info(store.path("me"))
+    info = store.load("me").info
     assert info["corpus_adaptation"]["held_out_bpc_after"] == report["held_out_bpc_after"]
     assert info["characters_adapted"] == report["train_chars"]
 
@@ -121,7 +121,7 @@ def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, ca
     out = capsys.readouterr().out
     report = json.loads(out[: out.rindex("}") + 1])
     assert "held-out" in out and report["train_messages"] > 0
-    assert report["ppm"]["characters_learned"] > 0 and (tmp_path / "p" / "me" / "ppm.safetensors").is_file()
+    assert report["ppm"]["characters_learned"] > 0 and "ppm" in ProfileStore(tmp_path / "p").load("me").parts
     scores = []
     for extra in ([], ["--profile", "me", "--profiles-dir", str(tmp_path / "p")]):
         assert main(["eval", "--model-dir", str(tiny_model_dir), str(good), "--json", *extra]) == 0
@@ -133,19 +133,14 @@ def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, ca
 
 
 def test_the_hybrids_ppm_and_weights_learn_the_corpus_and_persist(tiny_model_dir, tmp_path):
-    from dasher_rnn.adapt.hybrid_corpus import adapt_profile_ppm
-    from dasher_rnn.lm.hybrid import HybridMixer
-    from dasher_rnn.lm.ppm import PPMModel
+    from dasher_rnn.compose import WriterConfig, build_writer
 
-    model, alphabet, _ = load_model(tiny_model_dir)
-    corpus = tmp_path / "mine.txt"
-    corpus.write_text("\n".join(USER_LINES))
-    docs, _ = read_user_corpus([corpus])
-    state = tmp_path / "me" / "ppm.safetensors"
-    count, notice = adapt_profile_ppm(state, PPMModel(alphabet, max_order=8), model, alphabet, docs, progress=False)
-    assert count == sum(len(line) for line in USER_LINES) and notice is None
-    mixer = HybridMixer(PPMModel(alphabet, max_order=8))
-    assert mixer.load(state) is None
-    probs = mixer.ppm.probs_at(mixer.context_after("Zofia and Ka"))
-    assert probs[alphabet.index("z")] > 0.5  # "Kazik", remembered
-    assert (mixer.gate.w != 0.9).any()  # the weights learned from the RNN's probabilities
+    config = WriterConfig(model="hybrid", model_dir=tiny_model_dir, profile="me", profiles_dir=tmp_path, backend="torch")
+    writer = build_writer(config)
+    count = writer.learn_history(USER_LINES)
+    writer.close()
+    assert count == sum(len(line) for line in USER_LINES)
+    again = build_writer(config)
+    probs = again.mixer.ppm.probs_at(again.mixer.context_after("Zofia and Ka"))
+    again.close(save=False)
+    assert probs[again.alphabet.index("z")] > 0.5  # "Kazik", remembered

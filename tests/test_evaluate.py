@@ -5,7 +5,8 @@ import pytest
 
 from dasher_rnn.alphabet import Alphabet, SymbolGroup
 from dasher_rnn.cli import main
-from dasher_rnn.evaluate import evaluate_files, score_messages
+from dasher_rnn.compose import WriterConfig, build_writer
+from dasher_rnn.evaluate import evaluate_files, score_language_model
 from dasher_rnn.lm.ppm import PPMModel
 
 AB = Alphabet("ab", (SymbolGroup("letters", "#fff", "ab "),))
@@ -47,14 +48,14 @@ class Uniform:
 
 def test_protocol_resets_per_message_skips_unknown_and_learns_only_when_adaptive():
     model = Uniform()
-    score = score_messages(model, ["ab", "", "a?b"], floor=0, adaptive=False)
+    score = score_language_model(model, ["ab", "", "a?b"], floor=0, adaptive=False)
     assert model.resets == 2 and model.learned == []
     assert score.chars == 5 and score.skipped == 1 and score.messages == 2
     assert score.skipped_chars == {"?": 1}
     assert score.bits == pytest.approx(4 * math.log2(3))
     assert score.start_bits[1] == [pytest.approx(math.log2(3))] * 2
     assert score.start_bits[5] == []
-    score_messages(model, ["ab", "b"], floor=0, adaptive=True)
+    score_language_model(model, ["ab", "b"], floor=0, adaptive=True)
     assert model.learned == [0, 1, 1]
 
 
@@ -64,7 +65,7 @@ def test_each_file_starts_from_the_trained_model(tmp_path):
     f2.write_text("abab\nbaba\n")
     model = PPMModel(AB, default_context="")
     model.train_text("ab ba")
-    report = evaluate_files(model, [f1, f2], adaptive=True)
+    report = evaluate_files(lambda: build_writer(WriterConfig(model="ppm"), trained_ppm=model), [f1, f2], adaptive=True)
     assert report["files"]["one"] == report["files"]["two"]
     assert report["overall"]["chars"] == 16
     assert report["overall"]["bits"] == pytest.approx(2 * report["files"]["one"]["bits"], abs=0.2)
@@ -107,5 +108,5 @@ def test_overlong_line_is_scored(tmp_path):
     long_line.write_text("ab " * 10_000)
     model = PPMModel(AB, default_context="")
     model.train_text("ab ba")
-    report = evaluate_files(model, [long_line], adaptive=False)
+    report = evaluate_files(lambda: build_writer(WriterConfig(model="ppm"), trained_ppm=model), [long_line], adaptive=False)
     assert report["overall"]["chars"] == 30_000

@@ -2,62 +2,73 @@
 
 from __future__ import annotations
 
-import stat
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dasher_rnn.alphabet import load_alphabet
-from dasher_rnn.lm.hybrid import HybridLanguageModel
+from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.lm.ppm import PPMModel
-from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 
 ALPHABET = load_alphabet("english")
 
 
-def hybrid(model_dir) -> HybridLanguageModel:
-    ppm = PPMModel(ALPHABET)
+def trained_ppm(order: int = 8) -> PPMModel:
+    ppm = PPMModel(ALPHABET, max_order=order)
     ppm.train_text("the cat sat on the mat. ")
-    return HybridLanguageModel(RNNLanguageModel.from_dir(model_dir), ppm)
+    return ppm
+
+
+def hybrid(model_dir, **config):
+    return build_writer(WriterConfig(model="hybrid", model_dir=model_dir, backend="torch", **config),
+                        trained_ppm=trained_ppm())
+
+
+def along(writer, text: str) -> list:
+    """Contexts from a message start through ``text`` (one per character, before it)."""
+    contexts = [writer.root("")]
+    for ch in text[:-1]:
+        contexts.append(writer.child(contexts[-1], ch))
+    return contexts
 
 
 def test_mixture_sums_to_one_and_is_the_weighted_components(tiny_model_dir):
-    lm = hybrid(tiny_model_dir)
-    for ch in "the ca":
-        p = lm.probs()
-        w = lm.gate.weight(lm.ppm.prediction_order)
-        assert abs(p.sum() - 1) < 1e-9
-        np.testing.assert_allclose(p, w * lm.rnn.probs() + (1 - w) * lm.ppm.probs())
-        lm.advance(ALPHABET.index(ch))
+    writer = hybrid(tiny_model_dir, adapt=False)
+    rnn = build_writer(WriterConfig(model="rnn", model_dir=tiny_model_dir, adapt=False, backend="torch"))
+    try:
+        contexts = along(writer, "the cat")
+        mixed = writer.request(contexts).result()
+        alone = rnn.request(along(rnn, "the cat")).result()
+        for c, m, r in zip(contexts, mixed, alone, strict=True):
+            w = writer.mixer.gate.weight(c.ppm.order)
+            assert abs(m.probs.sum() - 1) < 1e-5 and m.counts.sum() == 65536
+            expected = w * r.probs / r.probs.sum() + (1 - w) * writer.mixer.ppm.probs_at(c.ppm)
+            np.testing.assert_allclose(m.probs, expected, rtol=1e-5)
+    finally:
+        writer.close()
+        rnn.close()
 
 
-def test_sequence_probs_match_stepping(tiny_model_dir):
-    a, b = hybrid(tiny_model_dir), hybrid(tiny_model_dir)
-    symbols = [ALPHABET.index(c) for c in "the mat"]
-    stepped = []
-    for s in symbols:
-        stepped.append(a.probs())
-        a.advance(s)
-    np.testing.assert_allclose(b.sequence_probs(symbols), np.array(stepped), atol=1e-6)
+def name_bits(writer, name: str) -> float:
+    contexts = along(writer, name)
+    dists = writer.request(contexts).result()
+    writer.release(contexts[0])
+    return float(sum(-np.log2(d.probs[ALPHABET.index(ch)]) for d, ch in zip(dists, name, strict=True)))
 
 
 def test_a_new_name_written_twice_is_predicted_from_ppm(tiny_model_dir):
-    lm = hybrid(tiny_model_dir)
-    name = [ALPHABET.index(c) for c in "Zyxwort Qvanth"]
-
-    def bits() -> float:
-        lm.reset()
-        p = lm.sequence_probs(name)
-        return float(-np.log2(p[np.arange(len(name)), name]).sum())
-
-    first = bits()
-    for _ in range(3):
-        lm.reset()
-        for s in name:
-            lm.learn(s)
-    assert bits() < first / 2
-    assert lm.gate.weight(lm.ppm.max_order) < 0.85  # long matches: PPM is trusted more than at first (0.9)
+    writer = hybrid(tiny_model_dir)
+    try:
+        name = "Zyxwort Qvanth"
+        first = name_bits(writer, name)
+        for _ in range(3):
+            writer.commit(name)
+            writer.new_message()
+        writer.flush()
+        assert name_bits(writer, name) < first / 2
+        assert writer.mixer.gate.weight(8) < 0.85  # long matches: PPM is trusted more than at first (0.9)
+    finally:
+        writer.close()
 
 
 @settings(max_examples=40, deadline=None)
@@ -78,36 +89,22 @@ def test_unlearn_restores_ppm_exactly(prefix):
         np.testing.assert_array_equal(ppm.distribution(65536, c), dist)
 
 
-def test_hybrid_source_mixes_and_takes_back_deleted_text_exactly(tiny_model_dir):
-    from dasher_rnn.adapt.session import WritingSession
-    from dasher_rnn.predictor.service import PredictorService
-    from dasher_rnn.zoom.sources import HybridSource, ServiceSource
-
-    ppm = PPMModel(ALPHABET)
-    ppm.train_text("the cat sat on the mat. ")
-    with PredictorService.from_dir(tiny_model_dir, "torch") as service:
-        source = HybridSource(ServiceSource(service, WritingSession(tiny_model_dir, service=service)), ppm)
-        root = source.start("")
-        got = []
-        source.request(root, 1.0, got.append)
-        service.distributions([root.node])  # the worker has answered by now
-        w = source.gate.weight(root.ppm_context.order)
-        expected = w * root.p_rnn + (1 - w) * ppm.probs_at(root.ppm_context)
-        assert got[0].sum() == 65536 and np.argmax(got[0]) == np.argmax(expected)
+def test_the_hybrid_takes_back_deleted_text_exactly(tiny_model_dir):
+    writer = hybrid(tiny_model_dir)
+    try:
+        ppm, gate = writer.mixer.ppm, writer.mixer.gate
         probes = [ppm.context_after(t) for t in ["", "t", "th", "the "]]
-        before = ([ppm.distribution(65536, c) for c in probes], source.gate.w.copy())
-        context = root
-        for ch in "the zzq":
-            symbol = ALPHABET.index(ch)
-            if context.p_rnn is None:
-                source.request(context, 1.0, got.append)
-                service.distributions([context.node])
-            source.commit(symbol, context)
-            context = source.child(context, symbol)
-        assert not np.array_equal(source.gate.w, before[1])
-        source.uncommit(7)
+        before = ([ppm.distribution(65536, c) for c in probes], gate.w.copy())
+        contexts = along(writer, "the zzq")
+        writer.request(contexts).result()  # the RNN's answers teach the mixing weights
+        for ch, context in zip("the zzq", contexts, strict=True):
+            writer.commit_symbol(ALPHABET.index(ch), context)
+        assert not np.array_equal(gate.w, before[1])
+        writer.delete(7)
         assert [list(ppm.distribution(65536, c)) for c in probes] == [list(d) for d in before[0]]
-        np.testing.assert_array_equal(source.gate.w, before[1])
+        np.testing.assert_array_equal(gate.w, before[1])
+    finally:
+        writer.close()
 
 
 def test_ppm_snapshot_round_trips_learned_counts_and_rejects_bad_ones():
@@ -130,25 +127,22 @@ def test_ppm_snapshot_round_trips_learned_counts_and_rejects_bad_ones():
 
 
 def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_is_set_aside(tiny_model_dir, tmp_path):
-    from dasher_rnn.adapt.session import WritingSession
-    from dasher_rnn.predictor.service import PredictorService
-    from dasher_rnn.zoom.sources import HybridSource, ServiceSource
+    from dasher_rnn.adapt.profiles import ProfileStore
 
-    state = tmp_path / "alice" / "ppm.safetensors"
-    with PredictorService.from_dir(tiny_model_dir, "torch") as service:
-        source = HybridSource(ServiceSource(service, WritingSession(tiny_model_dir, service=service)),
-                              PPMModel(ALPHABET), state_file=state)
-        for ch in "Qwyzx Qwyzx":
-            source.commit(ALPHABET.index(ch))
-        source.gate.w[3] = 0.5
-        source.save_state()
-        assert stat.S_IMODE(state.stat().st_mode) == 0o600 and not list(state.parent.glob("*.tmp"))
-        again = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
-        ctx = again.ppm.context_after("Qwy")
-        assert again.ppm.probs_at(ctx)[ALPHABET.index("z")] > 0.5 and again.gate.w[3] == 0.5
-        state.write_bytes(b"not safetensors")
-        fresh = HybridSource(ServiceSource(service), PPMModel(ALPHABET), state_file=state)
-        assert fresh.notice and not state.exists() and list(state.parent.glob("ppm.safetensors.bad-*"))
+    writer = hybrid(tiny_model_dir, profile="alice", profiles_dir=tmp_path)
+    writer.commit("Qwyzx Qwyzx")
+    writer.mixer.gate.w[3] = 0.5
+    writer.close()
+    again = hybrid(tiny_model_dir, profile="alice", profiles_dir=tmp_path)
+    ctx = again.mixer.ppm.context_after("Qwy")
+    assert again.mixer.ppm.probs_at(ctx)[ALPHABET.index("z")] > 0.5 and again.mixer.gate.w[3] == 0.5
+    again.close()
+    store = ProfileStore(tmp_path)
+    files = store.load("alice").info["files"]
+    (tmp_path / "alice" / files["ppm"]["file"]).write_bytes(b"not safetensors")
+    fresh = hybrid(tiny_model_dir, profile="alice", profiles_dir=tmp_path)
+    assert fresh.status().notice and list(tmp_path.glob("alice.broken-*"))
+    fresh.close(save=False)
 
 
 def test_mixer_paused_commits_change_nothing_and_deleting_them_takes_back_nothing_learned():
@@ -182,14 +176,13 @@ def test_the_gate_learns_under_the_context_order_a_prediction_saw():
     assert mixer.gate.w[0] != before[0] and mixer.gate.w[1] == before[1]
 
 
-def test_hybrid_source_without_adaptation_learns_nothing(tiny_model_dir):
-    from dasher_rnn.predictor.service import PredictorService
-    from dasher_rnn.zoom.sources import HybridSource, ServiceSource
-
-    with PredictorService.from_dir(tiny_model_dir, "torch") as service:
-        source = HybridSource(ServiceSource(service), PPMModel(ALPHABET))  # --no-adapt: no writing session
-        probe = source.ppm.context_after("Qw")
-        before = source.ppm.distribution(65536, probe)
-        for ch in "Qwyzx Qwyzx":
-            source.commit(ALPHABET.index(ch))
-        np.testing.assert_array_equal(source.ppm.distribution(65536, probe), before)
+def test_the_hybrid_without_adaptation_learns_nothing(tiny_model_dir):
+    writer = hybrid(tiny_model_dir, adapt=False)  # --no-adapt: PPM and the weights stay as they are too
+    try:
+        assert not writer.can_adapt and writer.status().learns == ()
+        probe = writer.mixer.ppm.context_after("Qw")
+        before = writer.mixer.ppm.distribution(65536, probe)
+        writer.commit("Qwyzx Qwyzx")
+        np.testing.assert_array_equal(writer.mixer.ppm.distribution(65536, probe), before)
+    finally:
+        writer.close()

@@ -92,7 +92,7 @@ def test_shipped_model_loads_and_its_onnx_export_agrees():
 
 
 def test_whole_message_scoring_equals_stepping(tiny_model_dir):
-    from dasher_rnn.evaluate import score_messages
+    from dasher_rnn.evaluate import score_language_model
 
     class SteppingOnly:
         """The same model without the whole-message fast path."""
@@ -109,8 +109,8 @@ def test_whole_message_scoring_equals_stepping(tiny_model_dir):
     lines = ["I need tea now.", "Tom forgot \u4e2d my glasses!", "", "x"]
     lm = RNNLanguageModel.from_dir(tiny_model_dir)
     for floor in (0.0, 0.05):
-        fast = score_messages(lm, lines, floor=floor)
-        slow = score_messages(SteppingOnly(lm), lines, floor=floor)
+        fast = score_language_model(lm, lines, floor=floor)
+        slow = score_language_model(SteppingOnly(lm), lines, floor=floor)
         assert fast.skipped == slow.skipped == 1
         assert fast.bits == pytest.approx(slow.bits, rel=1e-6)
         assert fast.start_bits[5] == pytest.approx(slow.start_bits[5], rel=1e-6)

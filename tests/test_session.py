@@ -1,3 +1,4 @@
+import hashlib
 import json
 import stat
 
@@ -9,6 +10,7 @@ from dasher_rnn.adapt import profiles as profiles_module
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.adapt.profiles import PROFILE_FILE, ProfileError, ProfileStore
 from dasher_rnn.adapt.session import WritingSession
+from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.predictor import PredictorService
 
 CONFIG = AdaptConfig(rule="sgd", eta=0.3, segment=5)
@@ -55,87 +57,104 @@ def test_delete_and_reenter_through_the_session_matches_straight_typing(tiny_mod
         s.close()
 
 
+def writer(model_dir, profiles, profile):
+    return build_writer(WriterConfig(model="rnn", model_dir=model_dir, profile=profile, profiles_dir=profiles,
+                                     adaptation=CONFIG, backend="torch"))
+
+
 def test_profile_round_trip_and_permissions(tiny_model_dir, tmp_path):
     store = ProfileStore(tmp_path / "profiles")
-    session = WritingSession(tiny_model_dir, CONFIG, profile="alice", store=store)
-    session.commit(TEXT * 2)
-    session.close(save=True)
+    first = writer(tiny_model_dir, store.folder, "alice")
+    first.commit(TEXT * 2)
+    first.close()
     folder = store.path("alice")
     info = json.loads((folder / PROFILE_FILE).read_text())
-    assert info["characters_adapted"] == len(TEXT * 2) and info["base_model_hash"]
+    assert info["characters_adapted"] == len(TEXT * 2) and info["base_model_hash"] and set(info["files"]) == {"rnn"}
     for f in folder.iterdir():
         assert stat.S_IMODE(f.stat().st_mode) == 0o600
-    again = WritingSession(tiny_model_dir, CONFIG, profile="alice", store=store)
-    assert again.notice is None and again.characters_adapted == len(TEXT * 2)
-    assert torch.equal(weights_of(again), weights_of(session))
+    again = writer(tiny_model_dir, store.folder, "alice")
+    assert again.status().notice is None and again.status().characters_adapted == len(TEXT * 2)
+    assert torch.equal(weights_of(again.session), weights_of(first.session))
     assert [row["name"] for row in store.list()] == ["alice"]
     again.close(save=False)
 
 
 def test_a_kill_while_saving_leaves_the_previous_version(tiny_model_dir, tmp_path, monkeypatch):
     store = ProfileStore(tmp_path / "profiles")
-    first = WritingSession(tiny_model_dir, CONFIG, profile="bob", store=store)
+    first = writer(tiny_model_dir, store.folder, "bob")
     first.commit(TEXT)
-    first.close(save=True)
-    saved = weights_of(first)
+    first.close()
+    saved = weights_of(first.session)
 
-    second = WritingSession(tiny_model_dir, CONFIG, profile="bob", store=store)
+    second = writer(tiny_model_dir, store.folder, "bob")
     second.commit(TEXT * 3)
     second.flush()
+    real = profiles_module.atomic_write
 
-    def killed(*args, **kwargs):
-        raise KeyboardInterrupt("killed while writing profile.json")
+    def killed(path, *args, **kwargs):
+        if path.name == PROFILE_FILE:
+            raise KeyboardInterrupt("killed while writing profile.json")
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(profiles_module, "atomic_write_bytes", killed)
+    monkeypatch.setattr(profiles_module, "atomic_write", killed)
     with pytest.raises(KeyboardInterrupt):
-        second._save()
+        second.save()
     monkeypatch.undo()
     second.close(save=False)
-    reloaded = WritingSession(tiny_model_dir, CONFIG, profile="bob", store=store)
-    assert reloaded.notice is None
-    assert torch.equal(weights_of(reloaded), saved)
-    reloaded.close(save=False)
+    reloaded = writer(tiny_model_dir, store.folder, "bob")
+    assert reloaded.status().notice is None
+    assert torch.equal(weights_of(reloaded.session), saved)
+    reloaded.close()
+    assert len(list(store.path("bob").glob("rnn-*.safetensors"))) == 2  # the killed save's file is gone
 
 
-@pytest.mark.parametrize("damage", ["json", "weights", "base"])
+@pytest.mark.parametrize("damage", ["json", "weights", "base", "nan", "step_scale", "count", "deep"])
 def test_corrupt_or_mismatched_profile_is_set_aside(tiny_model_dir, tmp_path, damage):
     store = ProfileStore(tmp_path / "profiles")
-    session = WritingSession(tiny_model_dir, CONFIG, profile="carol", store=store)
-    session.commit(TEXT)
-    session.close(save=True)
+    first = writer(tiny_model_dir, store.folder, "carol")
+    first.commit(TEXT)
+    first.close()
     folder = store.path("carol")
     info = json.loads((folder / PROFILE_FILE).read_text())
+    weights_file = folder / info["files"]["rnn"]["file"]
     if damage == "json":
         (folder / PROFILE_FILE).write_text("{ not json")
     elif damage == "weights":
-        (folder / info["weights_file"]).write_bytes(b"garbage")
-    else:
+        weights_file.write_bytes(b"garbage")
+    elif damage == "base":
         (folder / PROFILE_FILE).write_text(json.dumps({**info, "base_model_hash": "0" * 64}))
-    fallback = WritingSession(tiny_model_dir, CONFIG, profile="carol", store=store)
-    assert "could not be used" in fallback.notice and "using the base model" in fallback.notice
+    elif damage == "nan":
+        from safetensors.torch import load, save
+
+        tensors = load(weights_file.read_bytes())
+        next(iter(tensors.values()))[0] = float("nan")
+        data = save(tensors)
+        weights_file.write_bytes(data)
+        info["files"]["rnn"]["sha256"] = hashlib.sha256(data).hexdigest()
+        (folder / PROFILE_FILE).write_text(json.dumps(info))
+    elif damage == "step_scale":
+        (folder / PROFILE_FILE).write_text(json.dumps({**info, "step_scale": "NaN"}).replace('"NaN"', "NaN"))
+    elif damage == "count":
+        (folder / PROFILE_FILE).write_text(json.dumps({**info, "characters_adapted": None}))
+    else:
+        (folder / PROFILE_FILE).write_text("[" * 100_000 + "]" * 100_000)
+    fallback = writer(tiny_model_dir, store.folder, "carol")
+    assert "could not be used" in fallback.status().notice and "starting afresh" in fallback.status().notice
     base = WritingSession(tiny_model_dir, CONFIG)
-    assert torch.equal(weights_of(fallback), weights_of(base))
+    assert torch.equal(weights_of(fallback.session), weights_of(base))
     assert any(p.name.startswith("carol.broken-") for p in (tmp_path / "profiles").iterdir())
-    for s in (fallback, base):
-        s.close(save=False)
+    assert store.list() == []  # the broken copy is not listed as a profile, and listing does not fail
+    fallback.close(save=False)
+    base.close()
 
 
-def test_profile_names_export_import_and_env_override(tiny_model_dir, tmp_path, monkeypatch):
+def test_profile_names_and_env_override(tmp_path, monkeypatch):
     monkeypatch.setenv("DASHER_RNN_PROFILES", str(tmp_path / "from-env"))
     store = ProfileStore()
     assert store.folder == tmp_path / "from-env"
-    with pytest.raises(ProfileError, match="invalid profile name"):
-        store.path("../escape")
-    session = WritingSession(tiny_model_dir, CONFIG, profile="dave", store=store)
-    session.commit(TEXT)
-    session.close(save=True)
-    exported = store.export("dave", tmp_path / "backup")
-    store.import_(exported, "dave2")
-    copy = WritingSession(tiny_model_dir, CONFIG, profile="dave2", store=store)
-    assert torch.equal(weights_of(copy), weights_of(session))
-    copy.close(save=False)
-    store.reset("dave")
-    assert [row["name"] for row in store.list()] == ["dave2"]
+    for bad in ("../escape", "alice\n", "", ".hidden", "x" * 65):
+        with pytest.raises(ProfileError, match="invalid profile name"):
+            store.path(bad)
 
 
 def test_paused_adaptation_learns_nothing(tiny_model_dir):
@@ -149,7 +168,7 @@ def test_paused_adaptation_learns_nothing(tiny_model_dir):
     session.commit(TEXT)
     session.flush()
     assert session.stats()["updates"] > 0
-    session.close(save=False)
+    session.close()
 
 
 def test_deleting_text_written_while_paused_takes_back_nothing_learned(tiny_model_dir):
@@ -166,4 +185,4 @@ def test_deleting_text_written_while_paused_takes_back_nothing_learned(tiny_mode
     assert edited.stats()["rollbacks"] == 0 and edited.stats()["committed"] == straight.stats()["committed"]
     assert torch.equal(weights_of(straight), weights_of(edited))
     for s in (straight, edited):
-        s.close(save=False)
+        s.close()

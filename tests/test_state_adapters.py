@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig, DynamicEvaluator
-from dasher_rnn.evaluate import score_messages
+from dasher_rnn.evaluate import score_language_model
 from dasher_rnn.lm.model_io import load_model
 from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 from dasher_rnn.lm.state_adapter import AdapterSpec
@@ -72,12 +72,12 @@ def test_adapter_step_matches_its_equations(tiny, kind, feed):
 def test_adapting_a_state_adapter_learns_and_leaves_the_weights_alone(tiny, kind, feed):
     model, alphabet = tiny
     lines = ["Grandma Zofia brings kefir on Thursday."] * 12
-    static = score_messages(RNNLanguageModel(model, alphabet), lines, floor=0)
+    static = score_language_model(RNNLanguageModel(model, alphabet), lines, floor=0)
     from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
 
     config = AdaptConfig(method=kind, feed=feed, units=16, eta=1.0)
     adaptive = AdaptiveRNNLanguageModel(copy.deepcopy(model), alphabet, config)
-    score = score_messages(adaptive, lines, floor=0, adaptive=True)
+    score = score_language_model(adaptive, lines, floor=0, adaptive=True)
     assert score.bits < 0.95 * static.bits  # a few dozen parameters learn less than every weight (0.8 there)
     ev = adaptive.adapter
     assert ev.names == (["adapter.m"] if kind == "sparse" else ["adapter.r"])
@@ -139,20 +139,20 @@ def test_adapter_configs_are_checked():
 
 
 def test_a_writing_session_with_an_adapter_publishes_it_and_keeps_it_in_the_profile(tiny_model_dir, tmp_path):
-    from dasher_rnn.adapt.profiles import ProfileStore
-    from dasher_rnn.adapt.session import WritingSession
-    from dasher_rnn.predictor import PredictorService
+    from dasher_rnn.compose import WriterConfig, build_writer
 
-    config = AdaptConfig(method="sparse", units=16, eta=1.0, segment=5)
-    store = ProfileStore(tmp_path / "profiles")
-    with PredictorService.from_dir(tiny_model_dir, backend="torch") as service:
-        session = WritingSession(tiny_model_dir, config, profile="erin", store=store, service=service)
-        session.commit("Grandma Zofia brings kefir on Thursday. " * 2)
-        session.close(save=True)
-        service.distributions([service.root("")])  # after the queued weight swap
-        assert service.backend.model.adapter.spec == config.adapter_spec
-        assert torch.equal(service.backend.model.adapter.m, session.evaluator.model.adapter.m)
+    config = WriterConfig(model="rnn", model_dir=tiny_model_dir, profile="erin", profiles_dir=tmp_path,
+                          adaptation=AdaptConfig(method="sparse", units=16, eta=1.0, segment=5), backend="torch")
+    writer = build_writer(config)
+    writer.commit("Grandma Zofia brings kefir on Thursday. " * 2)
+    writer.flush()
+    service, session = writer.service, writer.session
+    service.distributions([service.root("")])  # after the queued weight swap
+    assert service.backend.model.adapter.spec == config.adaptation.adapter_spec
+    assert torch.equal(service.backend.model.adapter.m, session.evaluator.model.adapter.m)
+    writer.close()
     assert session.evaluator.model.adapter.m.abs().sum() > 0
-    again = WritingSession(tiny_model_dir, config, profile="erin", store=store)
-    assert again.notice is None and torch.equal(again.evaluator.model.adapter.m, session.evaluator.model.adapter.m)
+    again = build_writer(config)
+    assert again.status().notice is None
+    assert torch.equal(again.session.evaluator.model.adapter.m, session.evaluator.model.adapter.m)
     again.close(save=False)

@@ -34,8 +34,7 @@ from dasher_rnn.ui.window import MainWindow, frame_interval_ms
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
-from dasher_rnn.zoom.sources import PPMSource, UniformSource
-from tests.conftest import make_sentences
+from tests.conftest import make_sentences, writer_source
 
 DT = 1 / 30
 ALPHABET = load_alphabet("english")
@@ -48,10 +47,10 @@ def settings_path(tmp_path, monkeypatch) -> Path:
     return path
 
 
-def ppm_source() -> PPMSource:
+def ppm_source():
     model = PPMModel(ALPHABET)
     model.train_text("\n".join(make_sentences(300)) + "\n")
-    return PPMSource(model)
+    return writer_source("ppm", trained_ppm=model)
 
 
 def open_window(qtbot, source=None, store: SettingsStore | None = None, **prefs) -> MainWindow:
@@ -176,7 +175,7 @@ def test_preferences_persist_in_the_settings_file(qtbot, settings_path):
     assert (prefs.speed_bps, prefs.colour_scheme, prefs.font_size, prefs.auto_speed) == (3.2, "high-contrast", 20, True)
 
     store = SettingsStore(settings_path)
-    again = MainWindow(WritingController(UniformSource(ALPHABET), store.load()), store, start_timer=False)
+    again = MainWindow(WritingController(writer_source("uniform"), store.load()), store, start_timer=False)
     qtbot.addWidget(again)
     assert again.speed_box.value() == pytest.approx(3.2)
     assert again.controller.speed_bps == pytest.approx(3.2)
@@ -258,7 +257,7 @@ def test_speaker_runs_a_speech_command_without_waiting(tmp_path, monkeypatch):
 
 def test_the_frame_timer_drives_frames(qtbot, settings_path):
     store = SettingsStore()
-    window = MainWindow(WritingController(UniformSource(ALPHABET), store.load()), store)
+    window = MainWindow(WritingController(writer_source("uniform"), store.load()), store)
     qtbot.addWidget(window)
     window.show()
     first = window.frames
@@ -276,7 +275,7 @@ def test_output_panel_replaces_only_what_changed(qtbot):
 
 @pytest.mark.parametrize("scheme", ["default", "high-contrast"])
 def test_paint_frame_draws_boxes_crosshair_and_dwell_ring(qapp, scheme):
-    controller = WritingController(UniformSource(ALPHABET), Preferences())
+    controller = WritingController(writer_source("uniform"), Preferences())
     frame = controller.frame(None, 0.0)
     image = QImage(600, 400, QImage.Format.Format_ARGB32_Premultiplied)
     viewport = Viewport(600, 400)
@@ -293,7 +292,7 @@ def test_paint_frame_draws_boxes_crosshair_and_dwell_ring(qapp, scheme):
 def test_offscreen_renderer_paints_frames_into_an_image(qapp):
     from dasher_rnn.ui.offscreen import offscreen_renderer
 
-    controller = WritingController(UniformSource(ALPHABET), Preferences())
+    controller = WritingController(writer_source("uniform"), Preferences())
     render = offscreen_renderer(ALPHABET, 320, 240)
     image = render(controller.frame(None, 0.0))
     assert image.size().width() == 320
@@ -311,16 +310,14 @@ def test_void_qt_calls_do_not_leak_none(qapp):
 
 
 def test_the_rnn_writes_and_adapts_in_the_window(qtbot, settings_path):
-    from dasher_rnn.factory import build_source
-
-    window = open_window(qtbot, build_source("rnn", adapt=True), speed_bps=3.0)
+    window = open_window(qtbot, writer_source("rnn"), speed_bps=3.0)
     window.toggle_running()
     steer(window, "hello there", lockstep=True)
     assert window.panel.toPlainText() == "hello there"
     window.update_status()
     assert window.adaptation_label.text().startswith("adapting:")
     window.adapt_box.setChecked(False)
-    window.controller.source.session.flush()
+    window.controller.writer.flush()
     window.update_status()
     assert window.adaptation_label.text() == "adaptation off" and not window.controller.prefs.adaptation
     window.close()

@@ -11,19 +11,34 @@ from dasher_rnn.lm.protocol import DASHER_TOTAL
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, screen_to_y, y_to_screen
 from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
 from dasher_rnn.zoom.simulate import simulate, target_pointer
-from dasher_rnn.zoom.sources import PPMSource, UniformSource
+from dasher_rnn.zoom.sources import uniform_counts
+from tests.conftest import writer_source
 
 ALPHABET = load_alphabet("english")
 
 
-class RecordingSource(UniformSource):
-    """Uniform, recording what is learned; optionally answering only when told to."""
+class RecordingSource:
+    """A model-free source for the zoom's own tests: uniform, recording what is learned; optionally answering
+    only when told to."""
+
+    name = "recording"
+    alphabet = ALPHABET
 
     def __init__(self, held: bool = False, counts: np.ndarray | None = None):
-        super().__init__(ALPHABET)
         self.held, self.waiting, self.learned, self.released = held, [], [], []
-        if counts is not None:
-            self._counts = counts
+        self._counts = counts if counts is not None else uniform_counts(len(ALPHABET))
+
+    def start(self, context):
+        return context
+
+    def child(self, handle, symbol):
+        return f"{handle}{ALPHABET.symbols[symbol]}"
+
+    def new_message(self):
+        pass
+
+    def close(self):
+        pass
 
     def request(self, handle, priority, deliver):
         if self.held:
@@ -180,7 +195,7 @@ def test_boxes_that_leave_the_view_are_dropped_and_released():
 def test_ppm_source_learns_committed_text_and_simulation_reports():
     ppm = PPMModel(ALPHABET)
     ppm.train_text("the cat sat on the mat. " * 20)
-    zoom = ZoomModel(PPMSource(ppm), ZoomSettings(speed_bps=3.0))
+    zoom = ZoomModel(writer_source("ppm", trained_ppm=ppm), ZoomSettings(speed_bps=3.0))
     result = simulate(zoom, ["the cat", "the mat"], fps=30, max_seconds=60)
     summary = result.summary()
     assert summary["phrases"] == 2 and summary["failed"] == 0

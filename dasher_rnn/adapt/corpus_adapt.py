@@ -27,11 +27,12 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from dasher_rnn.adapt.profiles import ProfileStore
+from dasher_rnn.adapt.profiles import ProfileStore, encode_weights
 from dasher_rnn.adapt.user_corpus import Document
 from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.files import atomic_write
 from dasher_rnn.lm.corpus import document_hash
-from dasher_rnn.lm.model_io import atomic_write_bytes, load_tensors, save_tensors
+from dasher_rnn.lm.model_io import load_tensors, save_tensors
 from dasher_rnn.lm.rnn import LN2, CharRNN
 from dasher_rnn.normalise import normalise
 
@@ -227,11 +228,13 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
                    "training_chars_per_second": round(chars_done / step_seconds) if step_seconds else None,
                    "sources": sorted({m.source.split("#")[0] for m in train})})
     adapted = {n: p.detach().cpu() for n, p in zip(names, params, strict=True)}
-    info = store.read_info(store.path(profile)) or {}
-    store.save(profile, adapted, base_hash, {
-        "characters_adapted": int(info.get("characters_adapted", 0)) + report["train_chars"],
+    before = store.load(profile)
+    info = before.info if before is not None else {}
+    store.save(profile, {"rnn": encode_weights(adapted)}, {
+        **info,
+        "characters_adapted": (before.characters_adapted if before is not None else 0) + report["train_chars"],
         "corpus_adaptation": report,
-    })
+    }, base_hash)
     for f in resume_dir.glob("*"):
         f.unlink()
     if resume_dir.exists():
@@ -244,5 +247,5 @@ def _save_resume(folder: Path, names, params, best, epoch: int, best_bpc: float,
     tensors = {f"now.{n}": p for n, p in zip(names, params, strict=True)}
     tensors.update({f"best.{n}": b for n, b in zip(names, best, strict=True)})
     save_tensors(folder / "weights.safetensors", tensors)
-    atomic_write_bytes(folder / "state.json",
+    atomic_write(folder / "state.json",
                        json.dumps({"epoch": epoch, "best_bpc": best_bpc, "bad_epochs": bad_epochs}).encode())

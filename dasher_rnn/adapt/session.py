@@ -1,9 +1,10 @@
-"""A writing session: what the user commits, deletes and resets, learned off the UI thread.
+"""A writing session: the RNN's side of a Writer, learning what is committed off the caller's thread.
 
-The UI (or API) calls ``commit``, ``delete`` and ``new_message`` from its own thread; they only
-enqueue. A worker applies them in order to the ``DynamicEvaluator`` and, after every update or
-rollback, hands a snapshot of the weights to the predictor service, so boxes created afterwards
-use them and distributions already shown never change. Profiles load at start and save on request.
+The Writer calls ``commit``, ``delete`` and ``new_message`` from its own thread; they only enqueue.
+A worker applies them in order to the ``DynamicEvaluator`` and, after every update or rollback,
+hands a snapshot of the weights to the predictor service, so boxes created afterwards use them and
+distributions already shown never change. It starts from a profile's saved weights when given one,
+and ``snapshot`` hands back what to save (the Writer saves every part of a profile together).
 """
 
 from __future__ import annotations
@@ -17,30 +18,32 @@ from pathlib import Path
 import torch
 
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig, DynamicEvaluator
-from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
-from dasher_rnn.lm.model_io import WEIGHTS_FILE, load_model, load_msg
+from dasher_rnn.adapt.profiles import LoadedProfile, decode_weights
+from dasher_rnn.lm.model_io import ModelFolder
 
 log = logging.getLogger(__name__)
 
 
 class WritingSession:
-    def __init__(self, model_dir: str | Path, config: AdaptConfig | None = None, profile: str | None = None,
-                 store: ProfileStore | None = None, service=None, adapt: bool = True):
-        model_dir = Path(model_dir)
-        model, self.alphabet, model_config = load_model(model_dir)
-        self.base_hash = model_config["files"][WEIGHTS_FILE]
+    def __init__(self, model: ModelFolder | str | Path, config: AdaptConfig | None = None, service=None,
+                 adapt: bool = True, saved: LoadedProfile | None = None):
+        """``saved``: a profile whose ``rnn`` part (adapted weights) to start from; ``ProfileError`` if it does
+        not fit this model."""
+        from dasher_rnn.lm.model_io import open_model
+
+        folder = model if isinstance(model, ModelFolder) else open_model(model)
+        net, self.alphabet, self.base_hash = folder.network(), folder.alphabet, folder.base_hash
         self.config = config or AdaptConfig()
-        msg = load_msg(model_dir, model) if self.config.rule != "sgd" else None
-        self.evaluator = DynamicEvaluator(model, self.config, self.alphabet.index("\n"), msg)
-        self.service, self.profile, self.store = service, profile, store
+        msg = folder.msg(net) if self.config.rule != "sgd" else None
+        self.evaluator = DynamicEvaluator(net, self.config, self.alphabet.index("\n"), msg)
+        self.service = service
         self.adapting = adapt  # the worker's view, in order with the queued commits
-        self.paused = not adapt  # the caller's view, at once (the hybrid's PPM follows it)
-        self.notice: str | None = None  # a message for the user (e.g. a profile that could not be used)
+        self.paused = not adapt  # the caller's view, at once
+        self.notice: str | None = None  # a message for the user (e.g. an adaptation error)
         self.characters_adapted = 0
         self._unlearned = 0  # characters committed while paused and not deleted since (the worker's count)
-        if profile is not None:
-            self.store = store or ProfileStore()
-            self._load_profile()
+        if saved is not None:
+            self._restore(saved)
         self._queue: queue.Queue = queue.Queue()
         self._worker = threading.Thread(target=self._run, name="adaptation", daemon=True)
         self._worker.start()
@@ -68,9 +71,10 @@ class WritingSession:
         self.paused = False
         self._queue.put(("adapt", True))
 
-    def save_profile(self) -> Future:
+    def snapshot(self) -> Future:
+        """(adapted weights, profile info) as they are once everything queued so far is applied."""
         future: Future = Future()
-        self._queue.put(("save", future))
+        self._queue.put(("snapshot", future))
         return future
 
     def flush(self, timeout: float | None = 30.0) -> None:
@@ -82,13 +86,12 @@ class WritingSession:
 
     def stats(self) -> dict:
         s = self.evaluator.stats
-        return {"adapting": self.adapting, "profile": self.profile, "updates": s.updates, "rollbacks": s.rollbacks,
+        return {"adapting": self.adapting, "updates": s.updates, "rollbacks": s.rollbacks,
                 "guard_events": s.guard_events, "committed": len(self.evaluator.committed),
                 "characters_adapted": self.characters_adapted, "events": list(s.events[-20:]), "notice": self.notice}
 
-    def close(self, save: bool = True) -> None:
-        if save and self.profile is not None:
-            self.save_profile().result(60)
+    def close(self) -> None:
+        """Stop the worker (what is queued is applied first)."""
         self._queue.put(("stop", None))
         self._worker.join(60)
 
@@ -137,8 +140,12 @@ class WritingSession:
                 ev.end_message()
         elif kind == "adapt":
             self.adapting = arg
-        elif kind == "save":
-            arg.set_result(self._save())
+        elif kind == "snapshot":
+            arg.set_result((self._adapted_weights(), {
+                "characters_adapted": self.characters_adapted,
+                "adaptation": self.evaluator.settings(),
+                "step_scale": self.evaluator.scale,
+            }))
         elif kind == "flush":
             arg.set()
 
@@ -151,26 +158,15 @@ class WritingSession:
     def _adapted_weights(self) -> dict[str, torch.Tensor]:
         return {n: p.detach().clone() for n, p in zip(self.evaluator.names, self.evaluator.params, strict=True)}
 
-    def _save(self) -> Path | None:
-        if self.profile is None or self.store is None:
-            return None
-        return self.store.save(self.profile, self._adapted_weights(), self.base_hash, {
-            "characters_adapted": self.characters_adapted,
-            "adaptation": self.evaluator.settings(),
-            "step_scale": self.evaluator.scale,
-        })
-
-    def _load_profile(self) -> None:
-        try:
-            info = self.store.load_into(self.profile, self.evaluator.model, self.base_hash)
-        except ProfileError as exc:
-            moved = self.store.set_aside(self.profile)
-            self.notice = f"profile {self.profile!r} could not be used ({exc}); moved to {moved}; using the base model"
-            log.warning(self.notice)
-            return
-        if info is None:
-            return
-        self.evaluator.scale = float(info.get("step_scale", 1.0))
-        self.characters_adapted = int(info.get("characters_adapted", 0))
+    def _restore(self, saved: LoadedProfile) -> None:
+        params = self.evaluator.model.network_parameters()
+        if "rnn" not in saved.parts:
+            return  # a profile of the PPM alone: the RNN starts from the base weights
+        weights = decode_weights(saved, {n: tuple(p.shape) for n, p in params.items()}, self.base_hash)
+        scale, adapted = saved.step_scale, saved.characters_adapted
+        with torch.no_grad():
+            for n, tensor in weights.items():
+                params[n].copy_(tensor)
+        self.evaluator.scale, self.characters_adapted = scale, adapted
         # deletions cannot reach back into earlier sessions: the loaded weights are the oldest checkpoint
         self.evaluator.ring.clear()

@@ -90,35 +90,30 @@ class _HttpBackend:
 
 class _LocalBackend:
     def __init__(self, model_dir: Path, profile: str | None, learn: bool, profiles_dir, backend: str):
-        from dasher_rnn.predictor.service import PredictorService
+        from dasher_rnn.compose import WriterConfig, build_writer
 
-        stateful = learn or profile is not None
-        self.service = PredictorService.from_dir(model_dir, "torch" if stateful else backend)
-        self.symbols = self.service.alphabet.symbols
-        self.writing = None
-        if stateful:
-            from dasher_rnn.adapt.profiles import ProfileStore
-            from dasher_rnn.adapt.session import WritingSession
-
-            store = ProfileStore(profiles_dir) if profile is not None else None
-            self.writing = WritingSession(model_dir, profile=profile, store=store, service=self.service, adapt=learn)
+        self.writer = build_writer(WriterConfig(model="rnn", model_dir=model_dir, profile=profile, adapt=learn,
+                                                profiles_dir=profiles_dir, backend=backend))
+        self.symbols = self.writer.alphabet.symbols
 
     def probs(self, text: str) -> np.ndarray:
-        return self.service.predict_texts([text])[0].probs
+        root = self.writer.root(text)
+        try:
+            return self.writer.request([root]).result()[0].probs
+        finally:
+            self.writer.release(root)
 
     def commit(self, text: str) -> None:
-        self.writing.commit(text)
+        self.writer.commit(text)
 
     def delete(self, count: int) -> None:
-        self.writing.delete(count)
+        self.writer.delete(count)
 
     def new_message(self) -> None:
-        self.writing.new_message()
+        self.writer.new_message()
 
     def close(self) -> None:
-        if self.writing is not None:
-            self.writing.close(save=True)
-        self.service.close()
+        self.writer.close(save=True)
 
 
 class DasherRNNLanguageModel:

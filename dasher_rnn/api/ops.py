@@ -46,7 +46,7 @@ def model_info(registry: Registry) -> dict:
         "validation_bpc": config.get("validation_bpc"),
         "total": DASHER_TOTAL,
         "floor": base.floor if base is not None else None,
-        "backend": base.backend.name if base is not None else None,
+        "backend": base.status().backend if base is not None else None,
         "limits": registry.limits.to_json(),
         "api_version": API_VERSION,
         "program_version": __version__,
@@ -131,6 +131,6 @@ async def save_profile(session: ApiSession) -> dict:
 
 
 def done(session: ApiSession) -> dict:
-    writing = session.writing
-    return {"ok": True, "committed": len(writing.evaluator.committed) if writing is not None else None,
-            "weights_version": session.service.weights_version}
+    status = session.writer.status()
+    return {"ok": True, "committed": status.committed if "rnn" in status.learns else None,
+            "weights_version": status.weights_version}

@@ -1,5 +1,5 @@
-"""API sessions: one per user profile, each a predictor service plus (when adapting) a writing session,
-with the context handles a client holds. No web framework here, so it can be driven and tested directly.
+"""API sessions: one per user profile, each a Writer with the context handles a client holds. No web
+framework here, so it can be driven and tested directly.
 
 All methods are called from the event loop's thread (the registry and handle maps are not locked);
 anything that blocks (loading a model, saving a profile, waiting on the predictor) runs on a worker
@@ -18,17 +18,15 @@ from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-
 from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.normalise import normalise
-from dasher_rnn.predictor.service import Distribution, PredictorService, ServiceClosed, make_distributions
+from dasher_rnn.predictor.service import Distribution, ServiceClosed
 from dasher_rnn.predictor.tree import Node, NodeError
+from dasher_rnn.writer import Context, Writer, WriterError
 
 log = logging.getLogger(__name__)
 
-MIXER_CONTEXT = 500  # characters of the message before a commit that the hybrid's weight update conditions on
-MIXER_CHUNK = 256  # committed characters scored per request for the hybrid's weight update
 
 
 @dataclass(frozen=True)
@@ -108,147 +106,142 @@ def _subtree_size(node: Node) -> int:
 
 
 class ApiSession:
-    """One client's session: handles (integers) on nodes of its predictor's context tree.
+    """One client's session: integer handles on the contexts of its Writer.
 
-    A hybrid session (``mixer`` given) also keeps each handle's PPM context, mixes PPM into every
-    distribution, and lets PPM and the mixing weights learn committed text and forget deleted text;
-    a PPM session serves PPM's distributions alone (the tree's nodes then only name contexts)."""
+    Operations on one session are serialised (``lock``); anything that may block (reading a context,
+    learning the mixing weights, saving) runs on a worker thread, so the event loop stays free."""
 
-    def __init__(self, sid: str, profile: str | None, adapt: bool, service: PredictorService, writing, limits: Limits,
-                 mixer=None, mixer_file: Path | None = None, model: str = "rnn"):
-        self.id, self.profile, self.adapt = sid, profile, adapt
-        self.service, self.writing, self.limits = service, writing, limits
-        self.mixer, self.mixer_file, self.model = mixer, mixer_file, model
+    def __init__(self, sid: str, writer: Writer, limits: Limits, adapt: bool, profile: str | None):
+        self.id, self.writer, self.limits = sid, writer, limits
+        self.profile, self.adapt, self.model = profile, adapt, writer.model
         self.learns = adapt or profile is not None  # takes commits (learning them unless paused)
-        self.mixer_notice: str | None = None  # a PPM state file that could not be used
-        self.alphabet = service.alphabet
-        self.handles: dict[int, Node] = {}
-        self.ppm_contexts: dict[int, object] = {}  # handle -> PPM context (hybrid sessions)
-        self._by_node: dict[int, int] = {}  # id(node) -> its handle: one handle per context
+        self.alphabet = writer.alphabet
+        self.handles: dict[int, Context] = {}
+        self._by_node: dict[int, int] = {}  # id(tree node) -> its handle: one handle per RNN context
         self.roots: set[int] = set()
         self._ids = itertools.count(1)
-        self._nodes = 0  # tree nodes under live roots, counted up on creation and recounted at the limit
+        self._nodes = 0  # contexts under live roots, counted up on creation and recounted at the limit
+        self.lock = asyncio.Lock()
         self.created = time.time()
         self.closed = False
 
     @property
     def notice(self) -> str | None:
         """What the user should know about this session's saved state (e.g. a profile set aside)."""
-        writing_notice = self.writing.notice if self.writing is not None else None
-        return "; ".join(filter(None, [writing_notice, self.mixer_notice])) or None
+        return self.writer.status().notice
 
     def info(self) -> dict:
+        status = self.writer.status()
         out = {"session": self.id, "profile": self.profile, "model": self.model, "adapt": self.adapt,
-               "contexts": len(self.handles),
-               "backend": self.service.backend.name, "weights_version": self.service.weights_version}
-        if self.writing is not None:
-            out["adaptation"] = self.writing.stats()
+               "contexts": len(self.handles), "backend": status.backend, "weights_version": status.weights_version}
+        if status.can_adapt:
+            out["adaptation"] = status.to_json()
         return out
 
     # -- handles ---------------------------------------------------------------------
-    def node(self, handle: int) -> Node:
-        node = self.handles.get(handle)
-        if node is None or node.released:
-            self.ppm_contexts.pop(handle, None)
-            if self.handles.pop(handle, None) is not None and self._by_node.get(id(node)) == handle:
-                del self._by_node[id(node)]
+    def _live(self, context: Context) -> bool:
+        return context.node is None or not context.node.released
+
+    def node(self, handle: int) -> Context:
+        context = self.handles.get(handle)
+        if context is None or not self._live(context):
+            if self.handles.pop(handle, None) is not None and context.node is not None \
+                    and self._by_node.get(id(context.node)) == handle:
+                del self._by_node[id(context.node)]
             raise ApiError(404, "unknown_context", f"no context {handle} in session {self.id} "
                                                    "(never created, released, or under a released context)")
-        return node
+        return context
 
-    def _register(self, node: Node, root: bool = False, ppm_context=None) -> int:
-        handle = self._by_node.get(id(node))
-        if handle is not None and self.handles.get(handle) is node:
+    def _register(self, context: Context, root: bool = False) -> int:
+        key = id(context.node) if context.node is not None else None
+        handle = self._by_node.get(key) if key is not None else None
+        if handle is not None and self.handles.get(handle) is not None and self.handles[handle].node is context.node:
             return handle  # the context already has a handle
         handle = next(self._ids)
-        self.handles[handle] = node
-        self._by_node[id(node)] = handle
-        if self.mixer is not None:
-            self.ppm_contexts[handle] = ppm_context
+        self.handles[handle] = context
+        if key is not None:
+            self._by_node[key] = handle
         if root:
             self.roots.add(handle)
         return handle
 
     async def _make_room(self, handles: int, nodes: int) -> None:
         if len(self.handles) + handles > self.limits.max_handles:
-            self.handles = {h: n for h, n in self.handles.items() if not n.released}
-            self._by_node = {id(n): h for h, n in self.handles.items()}
-            self.ppm_contexts = {h: c for h, c in self.ppm_contexts.items() if h in self.handles}
+            self.handles = {h: c for h, c in self.handles.items() if self._live(c)}
+            self._by_node = {id(c.node): h for h, c in self.handles.items() if c.node is not None}
             self.roots &= self.handles.keys()
             if len(self.handles) + handles > self.limits.max_handles:
                 raise ApiError(429, "too_many_handles", f"session {self.id} holds {len(self.handles)} contexts; the limit "
                                                         f"is {self.limits.max_handles}: release some first")
         if self._nodes + nodes > self.limits.max_nodes:
-            roots = [self.handles[h] for h in self.roots if h in self.handles]
-            self._nodes = await asyncio.to_thread(lambda: sum(_subtree_size(r) for r in roots))
+            roots = [self.handles[h].node for h in self.roots if h in self.handles]
+            if all(r is not None for r in roots):
+                self._nodes = await asyncio.to_thread(lambda: sum(_subtree_size(r) for r in roots))
+            else:  # PPM and uniform contexts hold no state: count handles
+                self._nodes = len(self.handles)
             if self._nodes + nodes > self.limits.max_nodes:
                 raise ApiError(429, "too_many_nodes", f"session {self.id} has {self._nodes} context nodes; the limit "
                                                       f"is {self.limits.max_nodes}: release contexts first")
 
     async def create_roots(self, texts: list[str], reject_unknown: bool = True) -> list[int]:
         texts = [check_text(t, self.alphabet, self.limits, "context text", reject_unknown) for t in texts]
-        await self._make_room(len(texts), len(texts))
-        futures = [self._service_call(self.service.root_async, t) for t in texts]
-        nodes = [await wait(f) for f in futures]
-        self._nodes += len(nodes)
-        contexts = [self.mixer.context_after(t) if self.mixer else None for t in texts]
-        return [self._register(n, root=True, ppm_context=c) for n, c in zip(nodes, contexts, strict=True)]
+        async with self.lock:
+            await self._make_room(len(texts), len(texts))
+            futures = [self._call(self.writer.root_async, t) for t in texts]
+            contexts = [await wait(f) for f in futures]
+            self._nodes += len(contexts)
+            return [self._register(c, root=True) for c in contexts]
 
     async def create_children(self, specs: list[tuple[int, str]]) -> list[int]:
         """Contexts ``symbols`` below each ``parent`` handle."""
-        parents = []
-        for parent, symbols in specs:
-            if len(symbols) > self.limits.max_symbols:
-                raise ApiError(413, "too_many_symbols", f"{len(symbols)} symbols below a parent in one step; the limit "
-                                                        f"is {self.limits.max_symbols} (start a new root instead)")
-            check_text(symbols, self.alphabet, self.limits, "symbols", normalised=False)
-            parents.append(self.node(parent))
-        fresh = sum(not self._has_handle(self._existing(p, sy)) for p, (_, sy) in zip(parents, specs, strict=True))
-        await self._make_room(fresh, sum(len(s) for _, s in specs))
-        out = []
-        for (parent_handle, symbols), parent in zip(specs, parents, strict=True):
-            node, ppm_context = parent, self.ppm_contexts.get(parent_handle)
-            for ch in symbols:
-                existing = node.children.get(self.alphabet.index(ch))
-                node = self._service_call(self.service.child, node, ch)
-                self._nodes += existing is not node
-                if self.mixer is not None:
-                    ppm_context = self.mixer.entered(ppm_context, self.alphabet.index(ch))
-            out.append(self._register(node, ppm_context=ppm_context))
-        return out
+        async with self.lock:
+            parents = []
+            for parent, symbols in specs:
+                if len(symbols) > self.limits.max_symbols:
+                    raise ApiError(413, "too_many_symbols", f"{len(symbols)} symbols below a parent in one step; the "
+                                                            f"limit is {self.limits.max_symbols} (start a new root instead)")
+                check_text(symbols, self.alphabet, self.limits, "symbols", normalised=False)
+                parents.append(self.node(parent))
+            fresh = sum(not self._has_handle(self._existing(p, sy)) for p, (_, sy) in zip(parents, specs, strict=True))
+            await self._make_room(fresh, sum(len(s) for _, s in specs))
+            out = []
+            for (_, symbols), parent in zip(specs, parents, strict=True):
+                context = parent
+                for ch in symbols:
+                    existing = self._existing(context, ch)
+                    context = self._call(self.writer.child, context, ch)
+                    self._nodes += existing is None or existing is not context.node
+                out.append(self._register(context))
+            return out
 
-    def _existing(self, node: Node | None, symbols: str) -> Node | None:
+    def _existing(self, context: Context, symbols: str):
+        """The tree node of ``symbols`` below ``context`` if it exists (None for PPM and uniform contexts)."""
+        node = context.node
         for ch in symbols:
             node = node.children.get(self.alphabet.index(ch)) if node is not None else None
             if node is None or node.released:
                 return None
         return node
 
-    def _has_handle(self, node: Node | None) -> bool:
-        return node is not None and self.handles.get(self._by_node.get(id(node), -1)) is node
+    def _has_handle(self, node) -> bool:
+        handle = self._by_node.get(id(node), -1) if node is not None else -1
+        return handle in self.handles and self.handles[handle].node is node
 
     def release(self, handle: int) -> None:
-        node = self.node(handle)
+        context = self.node(handle)
         del self.handles[handle]
-        self.ppm_contexts.pop(handle, None)
-        self._by_node.pop(id(node), None)
+        if context.node is not None:
+            self._by_node.pop(id(context.node), None)
         self.roots.discard(handle)
-        self._service_call(self.service.release, node)
+        self._call(self.writer.release, context)
 
     async def distributions(self, handles: list[int], priority: float = 0.0) -> list[Distribution]:
         check_count(len(handles), self.limits.max_contexts, "contexts")
-        nodes = [self.node(h) for h in handles]
-        if self.mixer is None:
-            return await wait(self._service_call(self.service.request, nodes, priority))
-        contexts = [self.ppm_contexts[h] for h in handles]
-        if self.model == "ppm":
-            probs = [self.mixer.ppm.probs_at(c) for c in contexts]
-        else:
-            dists = await wait(self._service_call(self.service.request, nodes, priority))
-            probs = [self.mixer.mix(d.probs, c) for d, c in zip(dists, contexts, strict=True)]
-        return make_distributions([np.log(p).astype(np.float32) for p in probs], self.service.floor)
+        async with self.lock:
+            contexts = [self.node(h) for h in handles]
+            return await wait(self._call(self.writer.request, contexts, priority))
 
-    def _service_call(self, fn, *args):
+    def _call(self, fn, *args):
         try:
             return fn(*args)
         except NodeError as exc:
@@ -256,110 +249,68 @@ class ApiSession:
         except ServiceClosed:
             raise ApiError(409, "session_closed", f"session {self.id} was closed") from None
 
+    async def _in_thread(self, fn, *args):
+        try:
+            return await asyncio.to_thread(self._call, fn, *args)
+        except RuntimeError as exc:  # the tree's state budget cannot hold one request
+            if "budget" in str(exc):
+                raise ApiError(413, "budget_exceeded", f"{exc}: commit less text at once") from None
+            raise
+
     # -- adaptation ----------------------------------------------------------------------
     def _check_learning(self) -> None:
         if not self.learns:
             raise ApiError(409, "not_adapting", f"session {self.id} was opened without adaptation or profile")
 
     async def _settle(self, wait_: bool) -> None:
-        if wait_ and self.writing is not None:
-            await asyncio.to_thread(self.writing.flush)
+        if wait_:
+            await asyncio.to_thread(self.writer.flush)
 
     async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
         self._check_learning()
         text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
-        if self.mixer is not None:
-            await self._mixer_commit(text)
-        if self.writing is not None:
-            self.writing.commit(text)
-        await self._settle(wait_)
-
-    async def _mixer_commit(self, text: str) -> None:
-        """PPM learns ``text``; a character outside the alphabet ends the message, as in the RNN's writing
-        session."""
-        runs, current = [], []
-        for ch in text:
-            if ch in self.alphabet:
-                current.append(ch)
-            else:
-                runs += ["".join(current), None]
-                current = []
-        for run in [*runs, "".join(current)]:
-            if run is None:
-                self.mixer.new_message()
-            elif run:
-                await self._mixer_learn(run)
-
-    async def _mixer_learn(self, run: str) -> None:
-        """The mixing weights learn from the RNN's probability of each character of ``run`` after the
-        message so far (its last ``MIXER_CONTEXT`` characters), asked for in one batched request."""
-        mixer = self.mixer
-        if not self.adapt or self.model == "ppm":  # no RNN probabilities needed (or nothing learns: paused)
-            for ch in run:
-                mixer.commit(self.alphabet.index(ch), learn=self.adapt)
-            return
-        for start in range(0, len(run), MIXER_CHUNK):  # a chunk's contexts fit in the tree's state budget
-            chunk = run[start : start + MIXER_CHUNK]
-            context = self.alphabet.decode(mixer.message[-MIXER_CONTEXT:])
-            root = await wait(self._service_call(self.service.root_async, context))
-            try:
-                nodes = [root]
-                for ch in chunk[:-1]:
-                    nodes.append(self._service_call(self.service.child, nodes[-1], ch))
-                dists = await wait(self._service_call(self.service.request, nodes))
-            finally:
-                self._service_call(self.service.release, root)
-            for ch, dist in zip(chunk, dists, strict=True):
-                symbol = self.alphabet.index(ch)
-                mixer.commit(symbol, float(dist.probs[symbol]), learn=self.adapt)
+        async with self.lock:
+            await self._in_thread(self.writer.commit, text)
+            await self._settle(wait_)
 
     async def delete(self, count: int, wait_: bool = False) -> None:
         self._check_learning()
         if not 1 <= count <= self.limits.max_text:
             raise ApiError(422, "bad_count", f"delete count must be 1..{self.limits.max_text}, not {count}")
-        if self.mixer is not None:
-            self.mixer.uncommit(count)
-        if self.writing is not None:
-            self.writing.delete(count)
-        await self._settle(wait_)
+        async with self.lock:
+            self.writer.delete(count)
+            await self._settle(wait_)
 
     async def reset(self, wait_: bool = False) -> None:
         """A message boundary: what is committed next starts a new message."""
         self._check_learning()
-        if self.writing is not None:
-            self.writing.new_message()
-        if self.mixer is not None:
-            self.mixer.new_message()
-        await self._settle(wait_)
+        async with self.lock:
+            self.writer.new_message()
+            await self._settle(wait_)
 
     async def set_adapting(self, enabled: bool) -> None:
         self._check_learning()
-        if self.writing is not None:
-            self.writing.resume() if enabled else self.writing.pause()
-        self.adapt = enabled
-        await self._settle(True)
+        async with self.lock:
+            try:
+                self.writer.set_adapting(enabled)
+            except WriterError as exc:
+                raise ApiError(409, "not_adapting", str(exc)) from None
+            self.adapt = enabled
+            await self._settle(True)
 
     async def save_profile(self) -> dict:
         self._check_learning()
         if self.profile is None:
             raise ApiError(409, "no_profile", f"session {self.id} has no profile to save")
-        if self.writing is not None:
-            await asyncio.wrap_future(self.writing.save_profile())
-        if self.mixer_file is not None:
-            await asyncio.to_thread(self.mixer.save, self.mixer_file)
-        adapted = self.writing.characters_adapted if self.writing is not None else None
-        return {"profile": self.profile, "characters_adapted": adapted}
+        async with self.lock:
+            await asyncio.to_thread(self.writer.save)
+        status = self.writer.status()
+        return {"profile": self.profile, "characters_adapted": status.characters_adapted if "rnn" in status.learns else None}
 
     def close(self, save: bool = True) -> None:
-        """Blocking: save the profile (when asked and there is one) and stop both workers."""
+        """Blocking: save the profile (when asked and there is one) and stop the Writer's threads."""
         self.closed = True
-        try:
-            if self.writing is not None:
-                self.writing.close(save=save)
-            if save and self.mixer_file is not None:
-                self.mixer.save(self.mixer_file)
-        finally:
-            self.service.close()
+        self.writer.close(save=save)
 
 
 class Registry:
@@ -375,35 +326,30 @@ class Registry:
         self.limits = limits or Limits()
         self.profiles_dir, self.backend, self.threads, self.budget = profiles_dir, backend, threads, budget
         self.adapt_config = adapt_config
-        self.ppm_train = ppm_train or []
-        self._ppm = None  # the hybrid's trained PPM, built at the first session that needs it and forked for each
+        self.ppm_train = tuple(ppm_train or ())
+        self._ppm: dict[str, object] = {}  # model -> PPM trained on ppm_train, built once and forked per session
         self._ppm_lock = threading.Lock()
         self.sessions: dict[str, ApiSession] = {}
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
-        self.base: PredictorService | None = None
-        self._store = None
+        self.base: Writer | None = None
         self.started = time.time()
+
+    def _config(self, **values) -> WriterConfig:
+        extra = {"adaptation": self.adapt_config} if self.adapt_config is not None else {}
+        return WriterConfig(model_dir=self.model_dir, profiles_dir=self.profiles_dir, ppm_train=self.ppm_train,
+                            backend=self.backend, threads=self.threads, budget=self.budget, **extra, **values)
 
     # -- lifetime --------------------------------------------------------------------
     async def start(self) -> None:
-        self.base = await asyncio.to_thread(PredictorService.from_dir, self.model_dir, self.backend, self.threads,
-                                            budget=self.budget)
+        self.base = await asyncio.to_thread(build_writer, self._config(model="rnn", adapt=False))
 
     async def close_all(self, save: bool = True) -> None:
         sessions, self.sessions = list(self.sessions.values()), {}
         await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
         if self.base is not None:
-            self.base.close()
+            self.base.close(save=False)
 
     # -- sessions --------------------------------------------------------------------
-    @property
-    def store(self):
-        if self._store is None:
-            from dasher_rnn.adapt.profiles import ProfileStore
-
-            self._store = ProfileStore(self.profiles_dir)
-        return self._store
-
     def get(self, sid: str) -> ApiSession:
         session = self.sessions.get(sid)
         if session is None:
@@ -440,42 +386,19 @@ class Registry:
         self.sessions[session.id] = session
         return session
 
-    def _trained_ppm(self):
-        from dasher_rnn.factory import build_ppm
-        from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER
+    def _trained_ppm(self, model: str):
+        from dasher_rnn.compose import DASHER_PPM_ORDER, HYBRID_PPM_ORDER, build_ppm
 
         with self._ppm_lock:
-            if self._ppm is None:
-                self._ppm = build_ppm(self.ppm_train, self.alphabet.name, max_order=HYBRID_PPM_ORDER)[0]
-            return self._ppm.fork()
+            if model not in self._ppm:
+                order = HYBRID_PPM_ORDER if model == "hybrid" else DASHER_PPM_ORDER
+                self._ppm[model] = build_ppm(self.ppm_train, self.alphabet.name, order)[0]
+            return self._ppm[model]
 
     def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:
-        from dasher_rnn.adapt.session import WritingSession
-        from dasher_rnn.factory import HYBRID_STATE_FILE
-        from dasher_rnn.lm.hybrid import HybridMixer
-
-        mixer = mixer_file = notice = None
-        if model in ("hybrid", "ppm"):
-            mixer = HybridMixer(self._trained_ppm())
-            if profile is not None:
-                mixer_file = self.store.path(profile) / HYBRID_STATE_FILE
-                notice = mixer.load(mixer_file)
-        stateful = (adapt or profile is not None) and model != "ppm"  # PPM alone needs no RNN writing session
-        # adapted weights are swapped into the predictor, which only the torch backends can do
-        backend = ("cuda" if self.backend == "cuda" else "torch") if stateful else self.backend
-        service = PredictorService.from_dir(self.model_dir, backend, self.threads, budget=self.budget)
-        writing = None
-        if stateful:
-            try:
-                writing = WritingSession(self.model_dir, self.adapt_config, profile=profile,
-                                         store=self.store if profile is not None else None, service=service, adapt=adapt)
-            except BaseException:
-                service.close()
-                raise
-        sid = secrets.token_hex(8)
-        session = ApiSession(sid, profile, adapt, service, writing, self.limits, mixer, mixer_file, model)
-        session.mixer_notice = notice
-        return session
+        trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
+        writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
+        return ApiSession(secrets.token_hex(8), writer, self.limits, adapt, profile)
 
     async def close(self, sid: str, save: bool = True) -> dict:
         session = self.get(sid)
@@ -498,4 +421,3 @@ class Registry:
                     self.base.release(r)
                 except ServiceClosed:
                     break
-

@@ -13,17 +13,9 @@ context of each model on the committed stream, apart from the prediction context
 
 from __future__ import annotations
 
-import logging
-import os
-import time
-from pathlib import Path
-
 import numpy as np
 
-from dasher_rnn.lm.model_io import atomic_write_bytes
 from dasher_rnn.lm.ppm import PPMModel
-from dasher_rnn.lm.protocol import DASHER_FLOOR, quantise
-from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 
 MIN_PROB = 1e-9
 # The hybrid's PPM remembers longer strings than Dasher's order 5: a user's repeated phrases are its job
@@ -64,8 +56,8 @@ class OrderGate:
 
 class HybridMixer:
     """PPM, the mixing weights and the undo records of what they learned: the hybrid's state apart
-    from the RNN. The app's zoom source, the API's sessions and ``HybridLanguageModel`` each bring the
-    RNN's probabilities; the mixer adds PPM's, learns committed symbols and takes deleted ones back.
+    from the RNN. The Writer brings the RNN's probabilities; the mixer adds PPM's, learns committed symbols and
+    takes deleted ones back.
 
     ``commit`` scores the symbol in the committed context (the message so far), so the gate learns
     from what the user wrote, wherever the prediction contexts are."""
@@ -115,88 +107,24 @@ class HybridMixer:
         self.ppm.reset()
         self._committed = self.ppm.context_after("")
 
-    # -- persistence: PPM's counts (training text and the user's) and the weights, in one safetensors file --
-    def save(self, path: Path) -> None:
-        """Atomically (the file on disk is always complete), readable by the user only, like the profile."""
+    # -- persistence: PPM's counts (training text and the user's) and the weights, one safetensors blob --
+    def to_bytes(self) -> bytes:
+        """The profile's ``ppm`` part."""
         from safetensors.numpy import save
 
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic_write_bytes(path, save({**self.ppm.snapshot(), "gate": self.gate.w}))
-        os.chmod(path, 0o600)
+        return save({**self.ppm.snapshot(), "gate": self.gate.w})
 
-    def load(self, path: Path) -> str | None:
-        """Restore from ``path`` if it exists; a corrupt or foreign file is set aside and the notice returned."""
-        from safetensors.numpy import load_file
+    def restore(self, data: bytes) -> None:
+        """Take PPM's counts and the weights from a profile's ``ppm`` part; ``ValueError`` if it does not fit."""
+        from safetensors.numpy import load
 
-        if not path.exists():
-            return None
         try:
-            arrays = load_file(str(path))
+            arrays = load(data)
             gate = arrays.pop("gate")
             if gate.shape != self.gate.w.shape or not np.all((gate > 0) & (gate < 1)):
                 raise ValueError("mixing weights of the wrong shape or outside (0, 1)")
             self.ppm.restore(arrays)
-            self.gate.w = gate.astype(np.float64)
-        except Exception as exc:  # corrupt or foreign: set it aside and start from the trained PPM
-            aside = path.with_name(f"{path.name}.bad-{int(time.time())}")
-            os.replace(path, aside)
-            notice = f"{path} could not be used ({exc}); moved to {aside.name}"
-            logging.getLogger(__name__).warning(notice)
-            return notice
+        except Exception as exc:  # safetensors and PPM raise several types for a broken or foreign file
+            raise ValueError(f"the PPM state does not fit ({type(exc).__name__}: {exc})") from None
+        self.gate.w = gate.astype(np.float64)
         self.new_message()
-        return None
-
-
-class HybridLanguageModel:
-    """Implements ``LanguageModel`` over an RNN language model (static or adaptive) and a PPM."""
-
-    def __init__(self, rnn: RNNLanguageModel, ppm: PPMModel, gate: OrderGate | None = None):
-        if rnn.alphabet.symbols != ppm.alphabet.symbols:
-            raise ValueError("the RNN and PPM must share one alphabet")
-        self.rnn, self.ppm, self.alphabet = rnn, ppm, rnn.alphabet
-        self.mixer = HybridMixer(ppm, gate)
-        self.gate = self.mixer.gate
-        self._committed_rnn = RNNLanguageModel(rnn.model, rnn.alphabet, rnn.zero_state)  # same (adapting) weights
-        self.reset()
-
-    def describe(self) -> str:
-        return f"hybrid of RNN {self.rnn.describe()} and PPM order {self.ppm.max_order}"
-
-    # -- prediction context ---------------------------------------------------------------
-    def reset(self) -> None:
-        self.rnn.reset()
-        self.mixer.new_message()
-        self._committed_rnn.reset()
-
-    def cut(self) -> None:
-        self.rnn.cut()
-        self.ppm.cut()
-
-    def advance(self, symbol: int) -> None:
-        self.rnn.advance(symbol)
-        self.ppm.advance(symbol)
-
-    def probs(self) -> np.ndarray:
-        w = self.gate.weight(self.ppm.prediction_order)
-        return w * self.rnn.probs() + (1 - w) * self.ppm.probs()
-
-    def sequence_probs(self, symbols: list[int]) -> np.ndarray:
-        """Probabilities before each symbol from the current context (the RNN in one call), as ``probs``/``advance``."""
-        p_ppm, orders = np.zeros((len(symbols), len(self.alphabet))), np.zeros(len(symbols), np.int64)
-        for i, symbol in enumerate(symbols):
-            p_ppm[i], orders[i] = self.ppm.probs(), self.ppm.prediction_order
-            self.ppm.advance(symbol)
-        w = self.gate.weights(orders)[:, None]
-        return w * self.rnn.sequence_probs(symbols) + (1 - w) * p_ppm
-
-    def dasher_distribution(self, floor: float = DASHER_FLOOR) -> np.ndarray:
-        return quantise(self.probs(), floor)
-
-    # -- learning ---------------------------------------------------------------------------
-    def learn(self, symbol: int) -> None:
-        self.mixer.commit(symbol, self._committed_rnn.probs()[symbol])
-        self.rnn.learn(symbol)
-        self._committed_rnn.advance(symbol)
-
-    def fork(self) -> HybridLanguageModel:
-        return HybridLanguageModel(self.rnn.fork(), self.ppm.fork(), self.gate.copy())

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from safetensors import SafetensorError
 
 from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.files import atomic_write
 from dasher_rnn.normalise import NORMALISATION_VERSION
 
 if TYPE_CHECKING:  # torch is imported only where tensors are made: torch-free users read configs too
@@ -46,22 +47,12 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None,
+                 private: bool = False) -> None:
+    """Write a safetensors file atomically (``files.atomic_write``)."""
+    from safetensors.torch import save
 
-
-def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
-    """Write a safetensors file atomically (temporary file, then rename)."""
-    from safetensors.torch import save_file
-
-    tmp = path.with_name(path.name + ".tmp")
-    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp), metadata=metadata)
-    os.replace(tmp, path)
+    atomic_write(path, save({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, metadata=metadata), private)
 
 
 def load_tensors(path: Path) -> dict[str, torch.Tensor]:
@@ -118,7 +109,7 @@ def write_config(model_dir: Path, config: dict) -> None:
         for name in (WEIGHTS_FILE, MSG_FILE, ONNX_FILE)
         if (model_dir / name).is_file()
     }
-    atomic_write_bytes(model_dir / CONFIG_FILE, (json.dumps(config, indent=2) + "\n").encode())
+    atomic_write(model_dir / CONFIG_FILE, (json.dumps(config, indent=2) + "\n").encode())
 
 
 def verify_hash(model_dir: Path, config: dict, name: str) -> None:
@@ -154,17 +145,47 @@ def save_model(model_dir: str | Path, model: CharRNN, alphabet: Alphabet, info: 
     write_config(model_dir, config)
 
 
-def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> tuple[CharRNN, Alphabet, dict]:
-    """Load and check a model directory: (model in eval mode, float32), its alphabet, its config."""
+@dataclass(eq=False)
+class ModelFolder:
+    """A model folder read and verified once: its config, alphabet and float32 weights. Everything that
+    serves or adapts the model (backends, the writing session) is built from this, not from the path."""
+
+    path: Path
+    config: dict
+    alphabet: Alphabet
+    weights: dict[str, torch.Tensor]
+
+    @property
+    def base_hash(self) -> str:
+        """SHA-256 of the weights file: what a profile's adapted weights belong to."""
+        return self.config["files"][WEIGHTS_FILE]
+
+    def network(self, device: str | torch.device = "cpu") -> CharRNN:
+        """A fresh copy of the network (eval mode, float32)."""
+        from dasher_rnn.lm.rnn import CharRNN, RNNConfig
+
+        model = CharRNN(RNNConfig(**self.config["architecture"]))
+        model.load_state_dict(self.weights)
+        return model.to(device).eval()
+
+    def msg(self, model: CharRNN) -> dict[str, torch.Tensor]:
+        """Mean squared gradients shipped with the model (RMS dynamic evaluation), checked against ``model``."""
+        return load_msg(self.path, model, self.config)
+
+
+def open_model(model_dir: str | Path) -> ModelFolder:
+    """Read and check a model directory once: config, alphabet, weights (hash, names and shapes)."""
     from dasher_rnn.lm.rnn import CharRNN, RNNConfig
 
     model_dir = Path(model_dir)
     config, alphabet = read_checked_config(model_dir)
-    arch = RNNConfig(**config["architecture"])
+    try:
+        arch = RNNConfig(**config["architecture"])
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"{model_dir / CONFIG_FILE}: bad architecture ({exc})") from None
     verify_hash(model_dir, config, WEIGHTS_FILE)
     tensors = load_tensors(model_dir / WEIGHTS_FILE)
-    model = CharRNN(arch)
-    expected = model.state_dict()
+    expected = CharRNN(arch).state_dict()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
@@ -175,15 +196,19 @@ def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> tup
                 f"{model_dir / WEIGHTS_FILE}: tensor {name} has shape {tuple(t.shape)}, "
                 f"config expects {tuple(expected[name].shape)}"
             )
-    model.load_state_dict({k: v.float() for k, v in tensors.items()})
-    return model.to(device).eval(), alphabet, config
+    return ModelFolder(model_dir, config, alphabet, {k: v.float() for k, v in tensors.items()})
 
 
-def load_msg(model_dir: str | Path, model: CharRNN) -> dict[str, torch.Tensor]:
+def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> tuple[CharRNN, Alphabet, dict]:
+    """Load and check a model directory: (model in eval mode, float32), its alphabet, its config."""
+    folder = open_model(model_dir)
+    return folder.network(device), folder.alphabet, folder.config
+
+
+def load_msg(model_dir: str | Path, model: CharRNN, config: dict | None = None) -> dict[str, torch.Tensor]:
     """Mean squared gradients shipped with a model, checked against its parameters."""
     model_dir = Path(model_dir)
-    config = read_config(model_dir)
-    verify_hash(model_dir, config, MSG_FILE)
+    verify_hash(model_dir, config or read_config(model_dir), MSG_FILE)
     msg = load_tensors(model_dir / MSG_FILE)
     for name, p in model.named_parameters():
         if name in msg and msg[name].shape != p.shape:

@@ -17,7 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from dasher_rnn.lm.model_io import ONNX_FILE, atomic_write_bytes, load_model, read_config, write_config
+from dasher_rnn.files import atomic_write
+from dasher_rnn.lm.model_io import ONNX_FILE, load_model, read_config, write_config
 from dasher_rnn.lm.rnn import CharRNN
 
 ONNX_TOLERANCE = 1e-4
@@ -51,7 +52,7 @@ def export_onnx(model_dir: str | Path, opset: int = 17) -> float:
             dynamic_axes={"symbols": {0: "batch"}, "h": {1: "batch"}, "c": {1: "batch"},
                           "log_probs": {0: "batch"}, "h_next": {1: "batch"}, "c_next": {1: "batch"}},
         )
-    atomic_write_bytes(model_dir / ONNX_FILE, buffer.getvalue())
+    atomic_write(model_dir / ONNX_FILE, buffer.getvalue())
     diff = verify_onnx(model_dir, model)
     if diff > ONNX_TOLERANCE:
         raise RuntimeError(f"{model_dir / ONNX_FILE}: differs from torch by {diff:.2e} > {ONNX_TOLERANCE}")

@@ -18,8 +18,9 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from dasher_rnn.alphabet import BREAK, Alphabet
+from dasher_rnn.files import atomic_write
 from dasher_rnn.lm.corpus import BatchStream, Corpus
-from dasher_rnn.lm.model_io import atomic_write_bytes, load_tensors, save_tensors
+from dasher_rnn.lm.model_io import load_tensors, save_tensors
 from dasher_rnn.lm.rnn import LN2, CharRNN, RNNConfig, State
 
 CHECKPOINT = "checkpoint.safetensors"
@@ -134,7 +135,7 @@ class Trainer:
             "model_config": self.model.config.to_json(), "alphabet": self.corpus.alphabet.to_json(),
             "param_groups": opt["param_groups"], "history": self.history,
         }
-        atomic_write_bytes(self.out_dir / CHECKPOINT_META, json.dumps(meta, indent=1).encode())
+        atomic_write(self.out_dir / CHECKPOINT_META, json.dumps(meta, indent=1).encode())
 
     def load_checkpoint(self) -> bool:
         """Resume from ``out_dir`` if a checkpoint is there; returns whether one was loaded."""

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from dasher_rnn.lm.model_io import ONNX_FILE, WEIGHTS_FILE, ModelFileError, read_checked_config, verify_hash
+from dasher_rnn.lm.model_io import (
+    ONNX_FILE,
+    WEIGHTS_FILE,
+    ModelFileError,
+    ModelFolder,
+    open_model,
+    read_checked_config,
+    verify_hash,
+)
 
 if TYPE_CHECKING:
     from dasher_rnn.lm.state_adapter import AdapterSpec
@@ -75,7 +83,8 @@ class FusedLSTMStep:
 class TorchBackend:
     """The torch model on CPU or CUDA. Inputs go over in one packed transfer per batch and back in one."""
 
-    def __init__(self, model, device: str = "cpu", threads: int | None = None, chunk: int = 2048):
+    def __init__(self, model, device: str = "cpu", threads: int | None = None, chunk: int = 2048,
+                 zero_state: bool = False):
         import torch
 
         if threads:
@@ -86,15 +95,8 @@ class TorchBackend:
         cfg = model.config
         self.name = f"torch-{self.device.type}"
         self.layers, self.hidden, self.cell_size, self.vocab = cfg.layers, cfg.hidden_size, cfg.cell_state_size, cfg.vocab_size
-        self.chunk = chunk
+        self.chunk, self.zero_state = chunk, zero_state
         self._choose_step()
-
-    @classmethod
-    def from_dir(cls, model_dir: str | Path, device: str = "cpu", threads: int | None = None) -> TorchBackend:
-        from dasher_rnn.lm.model_io import load_model
-
-        model, _, _ = load_model(model_dir)
-        return cls(model, device, threads)
 
     def _choose_step(self) -> None:
         """The written-out LSTM step serves a plain LSTM; anything else (other cells, a state adapter) runs the model."""
@@ -112,7 +114,7 @@ class TorchBackend:
     def initial(self):
         torch = self.torch
         with torch.no_grad():
-            h, c = self.model.initial_state(1)
+            h, c = self.model.initial_state(1, learned=not self.zero_state)
             logp = self.model.state_log_probs((h, c))
         return logp[0].detach().float().cpu().numpy(), h[:, 0].detach().cpu().numpy(), c[:, 0].detach().cpu().numpy()
 
@@ -152,12 +154,14 @@ class OnnxBackend:
     read with safetensors.numpy, the root distribution from the head there (LSTM cells) or, where
     the head reads more than h (attention cells), from the one the export recorded. No torch anywhere."""
 
-    def __init__(self, model_dir: str | Path, threads: int | None = None):
+    def __init__(self, model_dir: str | Path, threads: int | None = None, config: dict | None = None):
+        """``config``: the folder's config.json when the caller has already read and checked it."""
         import onnxruntime as ort
         from safetensors.numpy import load_file
 
         model_dir = Path(model_dir)
-        config, self.alphabet = read_checked_config(model_dir)
+        if config is None:
+            config, _ = read_checked_config(model_dir)
         verify_hash(model_dir, config, WEIGHTS_FILE)
         verify_hash(model_dir, config, ONNX_FILE)
         try:
@@ -202,14 +206,22 @@ class OnnxBackend:
 BACKENDS = ("auto", "torch", "cuda", "onnx")
 
 
-def make_backend(model_dir: str | Path, kind: str = "auto", threads: int | None = None) -> Backend:
-    """``auto``: torch on CUDA when a GPU is present, else onnxruntime when the model has an export, else torch."""
+def make_backend(model: str | Path | ModelFolder, kind: str = "auto", threads: int | None = None,
+                 zero_state: bool = False) -> Backend:
+    """A backend for a model folder (a path, or a ``ModelFolder`` already read). ``auto``: torch on CUDA when a
+    GPU is present, else onnxruntime when the model has an export, else torch. ``zero_state``: messages start
+    from the zero state instead of the learned one (torch backends only)."""
+    folder = model if isinstance(model, ModelFolder) else None
+    path = folder.path if folder is not None else Path(model)
     if kind == "auto":
-        kind = "cuda" if cuda_available() else "onnx" if (Path(model_dir) / ONNX_FILE).is_file() else "torch"
+        kind = "cuda" if cuda_available() else "torch" if zero_state or not (path / ONNX_FILE).is_file() else "onnx"
     if kind == "onnx":
-        return OnnxBackend(model_dir, threads)
+        if zero_state:
+            raise ValueError("the onnx backend serves the learned initial state only; use the torch backend")
+        return OnnxBackend(path, threads, config=folder.config if folder is not None else None)
     if kind in ("torch", "cuda"):
-        return TorchBackend.from_dir(model_dir, device="cuda" if kind == "cuda" else "cpu", threads=threads)
+        net = (folder or open_model(path)).network()
+        return TorchBackend(net, device="cuda" if kind == "cuda" else "cpu", threads=threads, zero_state=zero_state)
     raise ValueError(f"unknown backend {kind!r} (choose from {', '.join(BACKENDS)})")
 
 

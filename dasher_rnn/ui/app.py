@@ -10,9 +10,10 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from dasher_rnn.factory import build_source
+from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.sources import WriterSource
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +36,10 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     prefs = store.load()
     adapt = adapt and prefs.adaptation
     try:
-        source = build_source(model, model_dir=model_dir, ppm_train=ppm_train, adapt=adapt,
-                              profile=(profile or prefs.profile) if adapt else None,
-                              alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)
+        source = WriterSource(build_writer(WriterConfig(
+            model=model, model_dir=model_dir, ppm_train=tuple(ppm_train or ()), adapt=adapt,
+            profile=profile or prefs.profile,  # used even while adaptation is off: it can be switched on
+            alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)))
     except Exception as exc:  # whatever went wrong, the user gets a message, not a traceback
         log.debug("loading the %s model failed", model, exc_info=True)
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
@@ -67,7 +69,7 @@ def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour
         store = SettingsStore(Path(tmp) / "settings.json")
         prefs = store.load()
         prefs.colour_scheme, prefs.speed_bps, prefs.auto_speed = colour_scheme, speed_bps, False
-        controller = WritingController(build_source("rnn", adapt=True), prefs)
+        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn"))), prefs)
         window = MainWindow(controller, store, start_timer=False)
         try:
             window.resize(*size)

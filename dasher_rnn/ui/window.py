@@ -253,22 +253,20 @@ class MainWindow(QMainWindow):
         self.set_input(prefs.input, remember=False)
 
     def _setup_adaptation(self) -> None:
-        session = self.session
+        writer = self.controller.writer
+        can_adapt = writer is not None and writer.can_adapt
         with QSignalBlocker(self.adapt_box):
-            self.adapt_box.setChecked(self.controller.prefs.adaptation and session is not None)
-        if session is None:
-            why = "This model does not learn while you write" if getattr(self.controller.source, "name", "") != "rnn" \
+            self.adapt_box.setChecked(self.controller.prefs.adaptation and can_adapt)
+        if not can_adapt:
+            why = "This model does not learn while you write" if writer is None or writer.model == "uniform" \
                 else "Adaptation was off when the app started: tick to turn it on from the next start"
             self.adapt_box.setToolTip(why)
-            self.adapt_box.setEnabled(getattr(self.controller.source, "name", "") == "rnn")
+            self.adapt_box.setEnabled(writer is not None and writer.model != "uniform")
         else:
-            self.adapt_box.setToolTip("Learn from what you write (the model adapts to you)")
+            learns = " and ".join(writer.status().learns)
+            self.adapt_box.setToolTip(f"Learn from what you write ({learns} adapt to you)")
             if not self.controller.prefs.adaptation:
-                session.pause()
-
-    @property
-    def session(self):
-        return getattr(self.controller.source, "session", None)
+                writer.set_adapting(False)
 
     def prefs_changed(self) -> None:
         """Save soon (the change is already in ``controller.prefs``)."""
@@ -317,9 +315,9 @@ class MainWindow(QMainWindow):
 
     def _on_adaptation(self, on: bool) -> None:
         self.controller.prefs.adaptation = on
-        session = self.session
-        if session is not None:
-            session.resume() if on else session.pause()
+        writer = self.controller.writer
+        if writer is not None and writer.can_adapt:
+            writer.set_adapting(on)
         elif on:
             self.set_notice("adaptation", "Adaptation will be on from the next start.")
         self.prefs_changed()
@@ -449,15 +447,16 @@ class MainWindow(QMainWindow):
         self.speed_label.setText(f"Speed {stats.speed_bps:.1f} bits/s")
         self.rate_label.setText(f"{stats.bits_per_second:.1f} bits/s now")
         self.cpm_label.setText(f"{stats.chars_per_minute:.0f} chars/min")
-        adaptation = c.adaptation_stats()
-        if adaptation is None or not adaptation.get("adapting", False):
+        status = c.writer.status() if c.writer is not None else None
+        if status is None or not status.adapting:
             self.adaptation_label.setText("adaptation off")
+        elif "rnn" in status.learns:
+            self.adaptation_label.setText(f"adapting: {status.updates} updates, {status.rollbacks} rollbacks")
         else:
-            self.adaptation_label.setText(f"adapting: {adaptation.get('updates', 0)} updates, "
-                                          f"{adaptation.get('rollbacks', 0)} rollbacks")
-        profile = adaptation.get("profile") if adaptation is not None else None
+            self.adaptation_label.setText(f"adapting: {' and '.join(status.learns)}")
+        profile = status.profile if status is not None else None
         self.profile_label.setText(f"profile: {profile}" if profile else "profile: none")
-        session_notice = adaptation.get("notice") if adaptation is not None else None
+        session_notice = status.notice if status is not None else None
         if session_notice and self._notices.get("profile") != session_notice:
             self.set_notice("profile", session_notice)
         if (abs(self.speed_box.value() - c.speed_bps) >= 0.05 and not self.speed_box.hasFocus()):

@@ -124,9 +124,10 @@ class WritingController:
         return Stats(self.effective_speed, self._bps, self._typed / minutes if minutes > 0 else 0.0,
                      len(self.text), self.running)
 
-    def adaptation_stats(self) -> dict | None:
-        session = getattr(self.source, "session", None)
-        return session.stats() if session is not None else None
+    @property
+    def writer(self):
+        """The Writer behind the boxes (None for a source without one, e.g. in tests)."""
+        return getattr(self.source, "writer", None)
 
     def close(self) -> None:
         self.source.close()

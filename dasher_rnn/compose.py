@@ -1,0 +1,168 @@
+"""The composition root: a Writer from plain values. The app, ``simulate``, ``eval``, ``adapt``, the API's
+sessions and the BciPy adapter all build their predictor here, and nowhere else.
+
+The model folder is read and verified once (``lm.model_io.open_model``) and everything that serves or
+adapts the RNN is built from what was read; a static RNN on onnxruntime reads only what it needs.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.lm.protocol import DASHER_FLOOR
+from dasher_rnn.textio import expand_paths, read_text
+from dasher_rnn.writer import MODELS, Writer
+
+log = logging.getLogger(__name__)
+
+DASHER_PPM_ORDER = 5  # Dasher's own PPM, the "ppm" model
+HYBRID_PPM_ORDER = 8  # see lm/hybrid.py
+
+
+@dataclass(frozen=True)
+class WriterConfig:
+    """Everything a Writer is built from (the front ends fill it from their options or preferences)."""
+
+    model: str = "hybrid"  # rnn | ppm | hybrid | uniform
+    model_dir: str | Path | None = None  # the RNN's folder (default: the shipped model)
+    profile: str | None = None  # the user's profile, loaded at start and saved by ``Writer.save``
+    profiles_dir: str | Path | None = None
+    adapt: bool = True  # learn what is committed
+    adaptation: AdaptConfig = field(default_factory=AdaptConfig)  # how the RNN learns
+    ppm_train: tuple[str, ...] = ()  # text PPM starts from (files or folders)
+    alphabet: str | None = None  # ppm and uniform (the RNN predicts its own)
+    backend: str = "auto"  # auto | onnx | torch | cuda (an adapting RNN needs torch or cuda)
+    threads: int | None = None
+    budget: int = 3000  # cached context states
+    zero_state: bool = False  # RNN messages start from the zero state, not the learned one (research)
+    floor: float = DASHER_FLOOR
+    replace_errors: bool = False  # read PPM training text with invalid UTF-8 replaced
+
+
+def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, max_order: int = DASHER_PPM_ORDER,
+              replace_errors: bool = False):
+    """PPM (Dasher's order 5 unless told) trained on ``train``; (model, the files read)."""
+    from dasher_rnn.lm.ppm import PPMModel
+    from dasher_rnn.normalise import normalise
+
+    model = PPMModel(load_alphabet(alphabet or "english"), max_order=max_order)
+    files = expand_paths(list(train))
+    texts = [normalise(read_text(f, replace_errors=replace_errors)) for f in files]
+    # files are separate segments: a context never spans two files
+    model.train_text("\x00".join(texts) if texts else "")
+    return model, files
+
+
+def _stateful(config: WriterConfig) -> bool:
+    """Whether the RNN needs a writing session (it learns, or may: a profile can be resumed later)."""
+    return config.model in ("rnn", "hybrid") and (config.adapt or config.profile is not None)
+
+
+def build_writer(config: WriterConfig, trained_ppm=None) -> Writer:
+    """A Writer for ``config``. ``trained_ppm``: PPM already trained on ``config.ppm_train`` (forked here),
+    for callers that build many writers (the API)."""
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+
+    if config.model not in MODELS:
+        raise ValueError(f"unknown model {config.model!r} (choose from {', '.join(MODELS)})")
+    store = ProfileStore(config.profiles_dir) if config.profile is not None else None
+    saved, notice = None, None
+    if store is not None:
+        try:
+            saved = store.load(config.profile)
+        except ProfileError as exc:
+            moved = store.set_aside(config.profile)
+            notice = f"profile {config.profile!r} could not be used ({exc}); moved to {moved}; starting afresh"
+            log.warning(notice)
+
+    service = session = mixer = folder = None
+    parts, alphabet = [], None
+    if config.model in ("rnn", "hybrid"):
+        service, session, folder, about, notice = _build_rnn(config, saved, store, notice)
+        alphabet = service.alphabet
+        if config.alphabet and config.alphabet != alphabet.name:
+            service.close()
+            raise ValueError(f"the RNN model predicts alphabet {alphabet.name!r}, not {config.alphabet!r}")
+        parts.append(f"RNN {about}"
+                     + (f", {_describe_adaptation(config.adaptation)}" if session is not None else ", static")
+                     + (", zero initial state" if config.zero_state else ""))
+    if config.model in ("ppm", "hybrid"):
+        from dasher_rnn.lm.hybrid import HybridMixer
+
+        order = HYBRID_PPM_ORDER if config.model == "hybrid" else DASHER_PPM_ORDER
+        name = alphabet.name if alphabet is not None else config.alphabet
+        if trained_ppm is not None:
+            ppm, files = trained_ppm.fork(), []
+        else:
+            ppm, files = build_ppm(config.ppm_train, name, order, config.replace_errors)
+        mixer = HybridMixer(ppm)
+        alphabet = ppm.alphabet
+        if saved is not None and "ppm" in saved.parts:
+            try:
+                mixer.restore(saved.parts["ppm"])
+            except ValueError as exc:
+                notice = f"the PPM state of profile {config.profile!r} could not be used ({exc}); PPM starts afresh"
+                log.warning(notice)
+        trained = ", ".join(f.name for f in files) or ("its training text" if trained_ppm is not None else "nothing")
+        parts.append(f"PPM order {order} trained on {trained}")
+    if config.model == "uniform":
+        alphabet = load_alphabet(config.alphabet or "english")
+        parts.append(f"uniform over {alphabet.name}")
+    description = (" mixed with ".join(parts)) + (f", profile {config.profile!r}" if config.profile else "")
+    return Writer(config.model, alphabet, service=service, session=session, mixer=mixer, store=store,
+                  profile=config.profile, base_hash=folder.base_hash if folder is not None else None,
+                  adapt=config.adapt, floor=config.floor, description=description, notice=notice)
+
+
+def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
+    from dasher_rnn.adapt.profiles import ProfileError
+    from dasher_rnn.adapt.session import WritingSession
+    from dasher_rnn.lm.model_io import ONNX_FILE, open_model, read_checked_config
+    from dasher_rnn.paths import DEFAULT_MODEL_DIR
+    from dasher_rnn.predictor.backends import OnnxBackend, cuda_available, make_backend
+    from dasher_rnn.predictor.service import PredictorService
+
+    model_dir = Path(config.model_dir or DEFAULT_MODEL_DIR)
+    backend = config.backend
+    if _stateful(config):
+        # adapted weights are swapped into the predictor, which only the torch backends can do
+        backend = "cuda" if backend == "cuda" or (backend == "auto" and cuda_available()) else "torch"
+    elif backend == "auto":
+        backend = "cuda" if cuda_available() else "onnx" if (model_dir / ONNX_FILE).is_file() and not config.zero_state \
+            else "torch"
+    if backend == "onnx":  # onnxruntime reads what it needs itself: no torch load
+        model_config, alphabet = read_checked_config(model_dir)
+        folder, source = None, OnnxBackend(model_dir, config.threads, model_config)
+    else:
+        folder = open_model(model_dir)
+        model_config, alphabet = folder.config, folder.alphabet
+        source = make_backend(folder, backend, config.threads, config.zero_state)
+    service = PredictorService(source, alphabet, budget=config.budget, floor=config.floor)
+    session = None
+    if _stateful(config):
+        try:
+            try:
+                session = WritingSession(folder, config.adaptation, service, config.adapt, saved)
+            except ProfileError as exc:  # the profile does not fit this model: set it aside, start from the base
+                moved = store.set_aside(config.profile)
+                notice = f"profile {config.profile!r} could not be used ({exc}); moved to {moved}; starting afresh"
+                log.warning(notice)
+                session = WritingSession(folder, config.adaptation, service, config.adapt, None)
+        except BaseException:
+            service.close()
+            raise
+    return service, session, folder, describe_model(model_dir, model_config), notice
+
+
+def describe_model(model_dir: Path, model_config: dict) -> str:
+    arch = model_config["architecture"]
+    return f"{arch.get('cell', 'lstm')} {arch['layers']}x{arch['hidden_size']} from {model_dir}"
+
+
+def _describe_adaptation(a: AdaptConfig) -> str:
+    method = "" if a.method == "full" else f" ({a.method}{'' if a.feed else ', head only'})"
+    return f"dynamic evaluation{method} {a.rule} eta {a.eta} lam {a.lam} n {a.segment}"

@@ -1,0 +1,66 @@
+"""Writing files so that nothing is ever half-written, and setting aside files that cannot be used.
+
+Every file the program owns (profiles, settings, model folders, checkpoints, journals) is written
+through ``atomic_write``: a temporary file beside the target, flushed and fsynced, renamed over the
+target, and the folder fsynced, so a crash or a kill at any moment leaves either the old file or the
+new one, never a mixture. A file that is corrupt or foreign is moved aside with ``set_aside`` (one
+suffix everywhere, ``.broken-<time>``), kept for inspection, and the program carries on without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from pathlib import Path
+
+BROKEN = ".broken-"
+TEMP_SUFFIX = ".tmp"
+
+
+def _fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a folder be opened for fsync
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write(path: str | Path, data: bytes, private: bool = False) -> None:
+    """Replace ``path`` with ``data`` in one step; ``private`` makes the file readable by the user only.
+    The temporary file is removed when the write fails (a full disk, a read-only folder...)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if private:
+                os.fchmod(f.fileno(), 0o600)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_folder(path.parent)
+
+
+def set_aside(path: str | Path) -> Path:
+    """Move a file or folder that cannot be used out of the way (``NAME.broken-YYYYmmdd-HHMMSS``, a counter
+    added when that exists) and return where it went."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}{BROKEN}{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}{BROKEN}{stamp}-{n}")
+    os.replace(path, target)
+    return target
+
+
+def is_temporary(path: Path) -> bool:
+    """A temporary file left by an ``atomic_write`` that was killed."""
+    return path.name.startswith(".") and path.name.endswith(TEMP_SUFFIX)
