@@ -3,10 +3,65 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
+import importlib
 import sys
 from pathlib import Path
+from typing import Any
 
 from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR
+
+TRAIN = "dasher_rnn.lm.train:TrainConfig"
+RNN = "dasher_rnn.lm.rnn:RNNConfig"
+DYNAMIC_EVAL = "dasher_rnn.adapt.dynamic_eval:AdaptConfig"
+CORPUS_ADAPT = "dasher_rnn.adapt.corpus_adapt:CorpusAdaptConfig"
+LIMITS = "dasher_rnn.api.sessions:Limits"
+SERVER = "dasher_rnn.api.server:ServerConfig"
+CONTROLLER = "dasher_rnn.zoom.controller:ControllerConfig"
+
+
+class ConfigDefault:
+    """An option's default read from a field of the config dataclass that the command fills, so that the two
+    cannot disagree. Looked up only when needed (the help, or the command runs): several of those dataclasses
+    live in modules that import torch, which most commands never need."""
+
+    def __init__(self, config: str, name: str) -> None:
+        self.config, self.name = config, name
+
+    @functools.cached_property
+    def value(self) -> Any:
+        module, cls = self.config.split(":")
+        field = {f.name: f for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}[self.name]
+        return field.default_factory() if field.default is dataclasses.MISSING else field.default
+
+    def __str__(self) -> str:  # the help's "(default: ...)"
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return f"ConfigDefault({self.config!r}, {self.name!r})"
+
+
+def _default(config: str, name: str) -> ConfigDefault:
+    return ConfigDefault(config, name)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Each option's help ends with its default, unless the help already speaks of it or there is none to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if ("default" in text.lower() or default is None or default == [] or default is argparse.SUPPRESS or
+                action.nargs == 0 or not (action.option_strings or action.nargs in ("?", "*"))):  # nargs 0: a flag
+            return text
+        return text + " (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def _add_train(sub: argparse._SubParsersAction) -> None:
@@ -15,31 +70,37 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mix", help="training-mix JSON (default: assets/training_mix.json when no paths are given)")
     p.add_argument("--corpus-root", default="../shared/corpora/train", help="folder the mix's paths are relative to")
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the finished model")
-    p.add_argument("--alphabet", default="english")
-    p.add_argument("--cell", default="lstm", help="lstm (default), mlstm, mogrifier, or an attention cell: attention, "
-                   "kv-attention, kvp-attention, rnn-ngram")
-    p.add_argument("--mog-rounds", type=int, default=5, help="Mogrifier: rounds of mutual gating")
-    p.add_argument("--mog-rank", type=int, default=64, help="Mogrifier: rank of the factorised gating matrices")
-    p.add_argument("--attn-window", type=int, default=5, help="attention cells: how many recent outputs each step reads")
-    p.add_argument("--embed", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=512)
-    p.add_argument("--layers", type=int, default=1)
-    p.add_argument("--steps", type=int, default=7000)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--seq-len", type=int, default=128)
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--warmup", type=int, default=200)
-    p.add_argument("--decay-frac", type=float, default=0.25)
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--clip", type=float, default=1.0)
-    p.add_argument("--eval-every", type=int, default=500)
-    p.add_argument("--checkpoint-every", type=int, default=100)
-    p.add_argument("--val-fraction", type=float, default=0.01)
-    p.add_argument("--val-chars", type=int, default=20000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--alphabet", default="english", help="alphabet the model writes (a name or a file)")
+    p.add_argument("--cell", default=_default(RNN, "cell"), help="lstm, mlstm, mogrifier, or an attention cell: "
+                   "attention, kv-attention, kvp-attention, rnn-ngram")
+    p.add_argument("--mog-rounds", type=int, default=_default(RNN, "mog_rounds"), help="Mogrifier: rounds of mutual gating")
+    p.add_argument("--mog-rank", type=int, default=_default(RNN, "mog_rank"),
+                   help="Mogrifier: rank of the factorised gating matrices")
+    p.add_argument("--attn-window", type=int, default=_default(RNN, "attn_window"),
+                   help="attention cells: how many recent outputs each step reads")
+    p.add_argument("--embed", type=int, default=_default(RNN, "embed_size"), help="character embedding size")
+    p.add_argument("--hidden", type=int, default=_default(RNN, "hidden_size"), help="hidden units per layer")
+    p.add_argument("--layers", type=int, default=_default(RNN, "layers"), help="recurrent layers")
+    p.add_argument("--steps", type=int, default=_default(TRAIN, "steps"), help="optimiser steps in all (a resumed run "
+                   "may extend them)")
+    p.add_argument("--batch-size", type=int, default=_default(TRAIN, "batch_size"), help="sequences per step")
+    p.add_argument("--seq-len", type=int, default=_default(TRAIN, "seq_len"), help="characters per sequence")
+    p.add_argument("--lr", type=float, default=_default(TRAIN, "lr"), help="peak learning rate")
+    p.add_argument("--warmup", type=int, default=_default(TRAIN, "warmup"), help="steps of linear learning-rate warmup")
+    p.add_argument("--decay-frac", type=float, default=_default(TRAIN, "decay_frac"),
+                   help="final fraction of the steps over which the learning rate decays linearly")
+    p.add_argument("--weight-decay", type=float, default=_default(TRAIN, "weight_decay"), help="AdamW weight decay")
+    p.add_argument("--clip", type=float, default=_default(TRAIN, "clip"), help="gradient norm clipping")
+    p.add_argument("--eval-every", type=int, default=_default(TRAIN, "eval_every"), help="steps between validations")
+    p.add_argument("--checkpoint-every", type=int, default=_default(TRAIN, "checkpoint_every"),
+                   help="steps between checkpoints (a stopped run resumes from the last)")
+    p.add_argument("--val-fraction", type=float, default=0.01, help="fraction of each source held out for validation")
+    p.add_argument("--val-chars", type=int, default=_default(TRAIN, "val_chars"),
+                   help="validation characters scored per source")
+    p.add_argument("--seed", type=int, default=_default(TRAIN, "seed"), help="random seed (initial weights, batches)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--model-out", help="where to write the finished model (default: OUT/model)")
     p.set_defaults(func=_cmd_train)
 
@@ -84,7 +145,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _add_export_onnx(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export-onnx", help="export a model's one-step function to ONNX and verify it against torch")
-    p.add_argument("model_dir", nargs="?", default=str(DEFAULT_MODEL_DIR))
+    p.add_argument("model_dir", nargs="?", default=str(DEFAULT_MODEL_DIR), help="model folder (default: the shipped "
+                   "model); model.onnx is written into it")
     p.set_defaults(func=_cmd_export_onnx)
 
 
@@ -109,18 +171,23 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     mode.add_argument("--adaptive", dest="adaptive", action="store_true", default=None, help="learn each message after scoring")
     mode.add_argument("--static", dest="adaptive", action="store_false", help="never learn")
     p.add_argument("--zero-state", action="store_true", help="RNN: start messages from a zero state, not the learned one")
-    p.add_argument("--rule", default="sgd", choices=["sgd", "rms", "rms-rms"], help="RNN adaptive: dynamic-evaluation rule")
+    p.add_argument("--rule", default=_default(DYNAMIC_EVAL, "rule"), choices=["sgd", "rms", "rms-rms"],
+                   help="RNN adaptive: dynamic-evaluation rule")
     p.add_argument("--eta", type=float, default=None, help="RNN adaptive: step size (default: the rule's tuned default)")
-    p.add_argument("--lam", type=float, default=0.0, help="RNN adaptive: decay toward the base weights")
-    p.add_argument("--segment", type=int, default=20, help="RNN adaptive: characters per update")
-    p.add_argument("--method", default="full", choices=["full", "sparse", "lhuc"],
+    p.add_argument("--lam", type=float, default=_default(DYNAMIC_EVAL, "lam"), help="RNN adaptive: decay toward the "
+                   "base weights")
+    p.add_argument("--segment", type=int, default=_default(DYNAMIC_EVAL, "segment"),
+                   help="RNN adaptive: characters per update")
+    p.add_argument("--method", default=_default(DYNAMIC_EVAL, "method"), choices=["full", "sparse", "lhuc"],
                    help="RNN adaptive: adapt every weight, or only a sparse / LHUC adapter on the hidden state")
     p.add_argument("--no-feed", dest="feed", action="store_false",
                    help="RNN adaptive, sparse or lhuc: the modified state reaches only the head, not the recurrence")
-    p.add_argument("--units", type=int, default=100, help="RNN adaptive, sparse: hidden units the adapter mixes")
+    p.add_argument("--units", type=int, default=_default(DYNAMIC_EVAL, "units"),
+                   help="RNN adaptive, sparse: hidden units the adapter mixes")
     p.add_argument("--profile", default=None, help="score what this user's profile predicts (RNN weights, PPM and "
                                                    "mixing weights, as the app loads them; never saved)")
-    p.add_argument("--profiles-dir", default=None)
+    p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user "
+                   "data folder)")
     p.add_argument("--backend", default="auto", help="RNN predictor backend: auto, onnx, torch, cuda")
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictor")
     p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
@@ -167,7 +234,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _add_profile(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("profile", help="list, reset, export or import per-user adapted profiles")
-    p.add_argument("action", choices=["list", "reset", "export", "import"])
+    p.add_argument("action", choices=["list", "reset", "export", "import"], help="what to do with the profiles")
     p.add_argument("args", nargs="*", help="reset NAME | export NAME FOLDER | import FOLDER NAME")
     p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)")
     p.set_defaults(func=_cmd_profile)
@@ -198,18 +265,21 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 def _add_adapt(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("adapt", help="adapt a profile to your own writing (text, Markdown, mbox, .eml)")
     p.add_argument("paths", nargs="+", help="files or folders of your writing")
-    p.add_argument("--profile", required=True)
-    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
-    p.add_argument("--profiles-dir", default=None)
-    p.add_argument("--epochs", type=int, default=6)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--lam", type=float, default=0.02, help="decay toward the starting weights per step")
-    p.add_argument("--max-bits", type=float, default=6.0, help="drop messages above this many bits/char")
+    p.add_argument("--profile", required=True, help="profile to adapt (created if new, continued if not)")
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
+    p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user "
+                   "data folder)")
+    p.add_argument("--epochs", type=int, default=_default(CORPUS_ADAPT, "epochs"), help="passes over your writing")
+    p.add_argument("--lr", type=float, default=_default(CORPUS_ADAPT, "lr"), help="learning rate")
+    p.add_argument("--lam", type=float, default=_default(CORPUS_ADAPT, "lam"),
+                   help="decay toward the starting weights per step")
+    p.add_argument("--max-bits", type=float, default=_default(CORPUS_ADAPT, "max_bits"),
+                   help="drop messages above this many bits/char")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run")
     p.add_argument("--dry-run", action="store_true", help="read, filter and score only; change nothing")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--threads", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-ppm", action="store_true", help="leave the profile's PPM and mixing weights as they are")
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
                    help="PPM training text, when the profile has no PPM state yet (repeatable)")
@@ -322,13 +392,13 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--file", help="phrases, one per line")
     p.add_argument("--lines", type=int, default=0, help="only the first N phrases of --file")
     _add_model_choice(p)
-    p.add_argument("--speed", type=float, default=1.5, help="maximum speed, bits/s")
-    p.add_argument("--fps", type=float, default=60.0)
+    p.add_argument("--speed", type=float, default=_default(CONTROLLER, "speed_bps"), help="maximum speed, bits/s")
+    p.add_argument("--fps", type=float, default=60.0, help="simulated frames per second")
     p.add_argument("--max-seconds", type=float, default=120.0, help="give up on a phrase after this long")
     p.add_argument("--render", action="store_true", help="also paint every frame offscreen (Qt) and time it")
     p.add_argument("--backend", default="auto", help="RNN predictor backend: auto, onnx, torch, cuda")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_simulate)
 
 
@@ -379,29 +449,35 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 def _add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="the predictor as a local HTTP JSON + WebSocket API for other frontends")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (anything but loopback needs a token)")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--host", default=_default(SERVER, "host"), help="address to bind (anything but loopback needs a token)")
+    p.add_argument("--port", type=int, default=_default(SERVER, "port"), help="TCP port")
     p.add_argument("--token", default=None, help="clients must send 'Authorization: Bearer TOKEN' "
                                                  "(default: $DASHER_RNN_TOKEN; required off loopback)")
-    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
     p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)")
-    p.add_argument("--backend", default="auto", help="predictor backend of stateless requests and non-adapting "
-                                                     "sessions: auto, onnx, torch, cuda (adapting sessions use torch)")
+    p.add_argument("--backend", default=_default(SERVER, "backend"), help="predictor backend of stateless requests and "
+                   "non-adapting sessions: auto, onnx, torch, cuda (adapting sessions use torch)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictors")
-    p.add_argument("--budget", type=int, default=3000, help="cached context states per session")
+    p.add_argument("--budget", type=int, default=_default(SERVER, "budget"), help="cached context states per session")
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
                    help="training text of hybrid sessions' PPM (repeatable; default: none, PPM learns the user's text)")
     p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a web origin (e.g. https://example.org) whose pages may use the API (repeatable); "
                         "loopback origins always may")
-    p.add_argument("--max-body-bytes", type=int, default=256 * 1024, help="largest request body or WebSocket message")
-    p.add_argument("--max-contexts", type=int, default=256, help="contexts in one request")
-    p.add_argument("--max-sessions", type=int, default=8)
-    p.add_argument("--max-handles", type=int, default=10_000, help="context handles one session holds")
-    p.add_argument("--max-nodes", type=int, default=100_000, help="context-tree nodes one session holds")
-    p.add_argument("--max-text", type=int, default=10_000, help="characters of a context text or a commit")
-    p.add_argument("--max-symbols", type=int, default=64, help="symbols appended below a parent in one request")
-    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--max-body-bytes", type=int, default=_default(LIMITS, "max_body_bytes"),
+                   help="largest request body or WebSocket message")
+    p.add_argument("--max-contexts", type=int, default=_default(LIMITS, "max_contexts"), help="contexts in one request")
+    p.add_argument("--max-sessions", type=int, default=_default(LIMITS, "max_sessions"), help="sessions open at once")
+    p.add_argument("--max-handles", type=int, default=_default(LIMITS, "max_handles"),
+                   help="context handles one session holds")
+    p.add_argument("--max-nodes", type=int, default=_default(LIMITS, "max_nodes"),
+                   help="context-tree nodes one session holds")
+    p.add_argument("--max-text", type=int, default=_default(LIMITS, "max_text"),
+                   help="characters of a context text or a commit")
+    p.add_argument("--max-symbols", type=int, default=_default(LIMITS, "max_symbols"),
+                   help="symbols appended below a parent in one request")
+    p.add_argument("--log-level", default=_default(SERVER, "log_level"),
+                   choices=["critical", "error", "warning", "info", "debug"], help="server log level")
     p.set_defaults(func=_cmd_serve)
 
 
@@ -425,8 +501,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dasher-rnn", description=__doc__)
-    sub = parser.add_subparsers(dest="command")
+    parser = _Parser(prog="dasher-rnn", description=__doc__)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     _add_train(sub)
     _add_eval(sub)
     _add_export_onnx(sub)
@@ -438,13 +514,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line parsed, with every default taken from its config dataclass."""
+    args = build_parser().parse_args(argv)
+    for name, value in vars(args).items():
+        if isinstance(value, ConfigDefault):
+            setattr(args, name, value.value)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     from dasher_rnn.alphabet import AlphabetError
     from dasher_rnn.lm.model_io import ModelFileError
     from dasher_rnn.textio import TextFileError
 
-    parser = build_parser()
-    args = parser.parse_args(argv if argv is not None else sys.argv[1:] or ["app"])
+    args = parse_args(argv if argv is not None else sys.argv[1:] or ["app"])
     try:
         return args.func(args)
     except (AlphabetError, ModelFileError, TextFileError, ValueError, OSError) as exc:  # ProfileError is a ValueError

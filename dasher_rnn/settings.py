@@ -1,10 +1,15 @@
 """Persistent user preferences in a small JSON file, tolerant of hand edits and crashes.
 
-The file lives in the platformdirs user config folder (``settings.json``), or where ``DASHER_RNN_CONFIG``
-(a file path) or an explicit path says. Loading never fails: a missing file gives the defaults, a corrupt
-one is moved aside (``settings.json.bad-<timestamp>``) and a bad value falls back to its default; ``notice``
-then says what happened, for the UI to show. Saving is atomic (temporary file, fsync, rename), so a crash
-mid-write leaves the previous file intact.
+``Preferences`` is one typed, validated (pydantic) model of everything the app remembers; ``SettingsStore`` is
+the one place that loads and saves it. The file lives in the platformdirs user config folder
+(``settings.json``), or where ``DASHER_RNN_CONFIG`` (a file path) or an explicit path says. Loading never
+fails: a missing file gives the defaults, a corrupt one is moved aside (``settings.json.bad-<timestamp>``) and
+a bad value falls back to its default (the speed is clamped into range instead); ``notice`` then says what
+happened, for the UI to show. Saving is atomic (temporary file, fsync, rename), so a crash mid-write leaves
+the previous file intact.
+
+The engine never sees these preferences: the UI turns them into the plain values the writing controller
+takes (``controller_config``) and keeps them up to date as the user changes things.
 """
 
 from __future__ import annotations
@@ -15,12 +20,24 @@ import math
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import platformdirs
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 
 from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.zoom.controller import REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
 
 log = logging.getLogger(__name__)
 
@@ -28,88 +45,124 @@ ENV_VAR = "DASHER_RNN_CONFIG"
 FILE_NAME = "settings.json"
 INPUTS = ("mouse", "gaze-udp", "tobii")
 COLOUR_SCHEMES = ("default", "high-contrast")
-SPEED_RANGE = (0.1, 8.0)  # bits per second; out-of-range speeds are clamped, not reset
+FONT_SIZE_RANGE = (6, 96)
+_PROBLEMS = "problems"  # validation context key: a list that collects what was repaired (lenient loading)
+_ENGINE = ControllerConfig()  # the controller's defaults are the preferences' defaults
 
 
 class SettingsError(OSError):
     """The settings file cannot be written."""
 
 
-# Each rule returns the value to use (speeds clamped into range) or raises ValueError saying what was expected.
-
-def _short(value) -> str:
+def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _choice(*allowed: str):
-    def check(value):
-        if value not in allowed:
-            raise ValueError(f"not one of {', '.join(allowed)}")
-        return value
-    return check
+def _problems(info: ValidationInfo) -> list[str] | None:
+    return info.context.get(_PROBLEMS) if isinstance(info.context, dict) else None
 
 
-def _name(value):
-    if not (isinstance(value, str) and value.strip() and len(value) <= 200):
-        raise ValueError("not a non-empty name")
+def _reason(exc: ValidationError) -> str:
+    """Why a value was refused, in a few lower-case words ("input should be a valid integer")."""
+    errors = exc.errors()
+    if not errors:
+        return "invalid"
+    error = errors[0].get("ctx", {}).get("error") if errors[0]["type"] == "value_error" else None
+    reason = str(error) if error is not None else errors[0]["msg"]
+    return reason[:1].lower() + reason[1:]
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("a name cannot be blank")
     return value
 
 
-def _flag(value):
-    if not isinstance(value, bool):
-        raise ValueError("not true or false")
+def _infinite_if_huge(value: Any) -> Any:
+    """An integer too large for a float (a hand edit: 1 followed by 400 zeros) is an infinite number."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2 ** 1023:
+        return math.inf if value > 0 else -math.inf
     return value
 
 
-def _number(low: float, high: float, integer: bool = False, clamp: bool = False):
-    def check(value):
-        if isinstance(value, bool) or not isinstance(value, int if integer else int | float) or math.isnan(value):
-            raise ValueError(f"not {'an integer' if integer else 'a number'}")
-        if clamp:
-            return min(max(float(value), low), high)
-        if not low <= value <= high:
-            raise ValueError(f"not from {low} to {high}")
-        return value if integer else float(value)
-    return check
+def _clamp_speed(value: float, info: ValidationInfo) -> float:
+    if math.isnan(value):
+        raise ValueError("not a number")
+    clamped = min(max(value, SPEED_RANGE[0]), SPEED_RANGE[1])
+    problems = _problems(info)
+    if clamped != value and problems is not None:
+        problems.append(f"{info.field_name} = {_short(value)} is out of range, using {clamped!r}")
+    return clamped
 
 
-@dataclass
-class Preferences:
-    alphabet: str = field(default="english", metadata={"check": _name})
-    model: str = field(default="rnn", metadata={"check": _name})  # "rnn"; "ppm" and "hybrid" may come later
-    speed_bps: float = field(default=1.5, metadata={"check": _number(*SPEED_RANGE, clamp=True)})
-    auto_speed: bool = field(default=True, metadata={"check": _flag})
-    input: str = field(default="mouse", metadata={"check": _choice(*INPUTS)})
-    gaze_port: int = field(default=5577, metadata={"check": _number(1, 65535, integer=True)})
-    preset: str = field(default="mouse", metadata={"check": _choice(*PRESETS)})
-    profile: str = field(default="default", metadata={"check": _name})
-    adaptation: bool = field(default=True, metadata={"check": _flag})
-    font_size: int = field(default=14, metadata={"check": _number(6, 96, integer=True)})
-    colour_scheme: str = field(default="default", metadata={"check": _choice(*COLOUR_SCHEMES)})
-    reverse_speed: float = field(default=1.0, metadata={"check": _number(0.1, 4.0)})
-    turbo_factor: float = field(default=2.0, metadata={"check": _number(1.0, 8.0)})
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_non_blank)]
+Speed = Annotated[float, BeforeValidator(_infinite_if_huge), AfterValidator(_clamp_speed)]
 
-    def validated(self) -> tuple[Preferences, list[str]]:
-        """A copy with every bad value replaced by its default (speed clamped), and what was changed."""
-        values, problems = {}, []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            try:
-                values[f.name] = f.metadata["check"](value)
-            except ValueError as exc:
-                problems.append(f"{f.name} = {_short(value)} is {exc}, using the default {f.default!r}")
-                values[f.name] = f.default
-            else:
-                if values[f.name] != value:
-                    problems.append(f"{f.name} = {_short(value)} is out of range, using {values[f.name]!r}")
-        return Preferences(**values), problems
+
+def _bounded(bounds: tuple[float, float]) -> Any:
+    return Field(ge=bounds[0], le=bounds[1], allow_inf_nan=False)
+
+
+class Preferences(BaseModel):
+    """What the app remembers between runs. Strict: constructing one with a bad value raises ValidationError;
+    ``from_dict`` (what loading uses) instead repairs each bad value and says what it repaired."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+    alphabet: Name = "english"
+    model: Name = "rnn"  # "rnn"; "ppm" and "hybrid" may come later
+    speed_bps: Speed = _ENGINE.speed_bps  # clamped into SPEED_RANGE, not reset
+    auto_speed: bool = _ENGINE.auto_speed
+    input: Literal[INPUTS] = "mouse"
+    gaze_port: Annotated[int, Field(ge=1, le=65535)] = 5577
+    preset: Literal[tuple(PRESETS)] = _ENGINE.preset
+    profile: Name = "default"
+    adaptation: bool = True
+    font_size: Annotated[int, Field(ge=FONT_SIZE_RANGE[0], le=FONT_SIZE_RANGE[1])] = 14
+    colour_scheme: Literal[COLOUR_SCHEMES] = "default"
+    reverse_speed: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REVERSE_SPEED_RANGE)] = \
+        _ENGINE.reverse_speed
+    turbo_factor: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(TURBO_RANGE)] = _ENGINE.turbo_factor
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _default_if_bad(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        """When loading (a problems list in the context), a bad value becomes its default and is reported."""
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            problems = _problems(info)
+            if problems is None:
+                raise
+            default = cls.model_fields[info.field_name].default
+            problems.append(f"{info.field_name} = {_short(value)} is invalid ({_reason(exc)}), using the default {default!r}")
+            return default
 
     @classmethod
     def from_dict(cls, data: dict) -> tuple[Preferences, list[str]]:
-        """Preferences from parsed JSON: unknown keys ignored, missing ones default, bad ones reset (see validated)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known}).validated()
+        """Preferences from parsed JSON: unknown keys ignored, missing ones default, each bad one reset to its
+        default (the speed clamped into range); and what was repaired."""
+        problems: list[str] = []
+        return cls.model_validate(data, context={_PROBLEMS: problems}), problems
+
+    def validated(self) -> tuple[Preferences, list[str]]:
+        """A copy with every bad value repaired as ``from_dict`` does (for one built without validation, e.g.
+        by ``model_copy(update=...)``), and what was repaired."""
+        return self.from_dict(dict(self.__dict__))
+
+    def updated(self, **changes: Any) -> Preferences:
+        """A copy with ``changes``, each validated (a bad value raises ValidationError, an unknown name TypeError)."""
+        unknown = set(changes) - set(type(self).model_fields)
+        if unknown:
+            raise TypeError(f"no such preference: {', '.join(sorted(unknown))}")
+        checked = self.model_validate(changes)
+        return self.model_copy(update={name: getattr(checked, name) for name in changes})
+
+    def controller_config(self) -> ControllerConfig:
+        """The writing controller's values from these preferences."""
+        return ControllerConfig(speed_bps=self.speed_bps, reverse_speed=self.reverse_speed,
+                                auto_speed=self.auto_speed, preset=self.preset, turbo_factor=self.turbo_factor)
 
 
 def default_path() -> Path:
@@ -167,7 +220,7 @@ class SettingsStore:
         prefs, problems = prefs.validated()
         for problem in problems:
             log.warning("saving settings: %s", problem)
-        text = json.dumps(asdict(prefs), indent=2) + "\n"
+        text = json.dumps(prefs.model_dump(), indent=2) + "\n"
         tmp = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

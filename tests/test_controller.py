@@ -1,16 +1,20 @@
-"""The writing controller without a window: start/stop, dwell, pausing, turbo, text and statistics."""
+"""The writing controller without a window: start/stop, dwell, pausing, turbo, text and statistics.
+
+The controller takes plain values (ControllerConfig); nothing here knows the app's preferences."""
 
 from __future__ import annotations
 
-from dasher_rnn.settings import Preferences
-from dasher_rnn.zoom.controller import WritingController
+import pytest
+
+from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.zoom.controller import SPEED_RANGE, ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import target_pointer
 from tests.conftest import writer_source
 
 
-def controller(**prefs) -> WritingController:
-    return WritingController(writer_source("uniform"), Preferences(auto_speed=False, **prefs))
+def controller(**values) -> WritingController:
+    return WritingController(writer_source("uniform"), ControllerConfig(**{"auto_speed": False, **values}))
 
 
 def write(c: WritingController, target: str, frames: int = 20000) -> None:
@@ -62,7 +66,7 @@ def test_turbo_multiplies_the_speed_and_presets_can_set_speeds():
     c.turbo = True
     assert c.effective_speed == 3.0
     c.apply_preset("eye-tracker", adopt_speeds=True)
-    assert c.speed_bps == c.preset.speed_bps and c.zoom.settings.reverse_speed == c.preset.reverse_speed
+    assert c.speed_bps == c.preset.speed_bps and c.reverse_speed == c.preset.reverse_speed
 
 
 def test_stats_report_writing_speed():
@@ -78,3 +82,39 @@ def test_viewport_round_trips_and_puts_the_crosshair_mid_height():
     assert v.crosshair[1] == 300
     sx, sy = v.to_screen(1000.0, 3000.0)
     assert v.to_dasher(sx, sy) == (1000.0, 3000.0)
+
+
+def test_the_defaults_are_the_mouse_preset():
+    c = WritingController(writer_source("uniform"))
+    mouse = PRESETS["mouse"]
+    assert c.config == ControllerConfig() and c.preset == mouse
+    assert (c.speed_bps, c.reverse_speed, c.auto_speed_enabled) == (mouse.speed_bps, mouse.reverse_speed, mouse.auto_speed)
+
+
+def test_values_are_clamped_and_the_config_reports_what_is_in_effect():
+    c = controller(speed_bps=50.0, reverse_speed=0.0, turbo_factor=2.5, preset="head-mouse")
+    assert c.config == ControllerConfig(SPEED_RANGE[1], 0.1, False, "head-mouse", 2.5)
+    c.set_speed(-1.0)
+    c.set_auto_speed(True)
+    c.set_turbo_factor(100.0)
+    assert c.config == ControllerConfig(SPEED_RANGE[0], 0.1, True, "head-mouse", 8.0)
+    assert c.zoom.config.reverse_speed == 0.1  # the zoom model caps reversing with it
+
+
+def test_picking_a_preset_adopts_its_speeds_only_when_asked():
+    c = controller(speed_bps=3.0, auto_speed=True)
+    c.apply_preset("eye-tracker")
+    assert (c.speed_bps, c.auto_speed_enabled) == (3.0, True)
+    eye = c.apply_preset("eye-tracker", adopt_speeds=True)
+    assert (c.speed_bps, c.reverse_speed, c.auto_speed_enabled) == (eye.speed_bps, eye.reverse_speed, eye.auto_speed)
+    with pytest.raises(ValueError, match="unknown input preset"):
+        c.apply_preset("joystick")
+
+
+def test_auto_speed_moves_the_speed_only_when_enabled():
+    for enabled in (False, True):
+        c = controller(speed_bps=2.0, auto_speed=enabled)
+        c.start()
+        for _ in range(600):
+            c.frame((ORIGIN_X - 1500.0, ORIGIN_Y), 1 / 60)  # steering straight ahead, far right: fast
+        assert (c.speed_bps != 2.0) == enabled

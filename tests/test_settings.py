@@ -1,12 +1,19 @@
 import json
+import math
 import os
-from dataclasses import asdict, replace
 
 import pytest
+from pydantic import ValidationError
 
 from dasher_rnn import settings
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.settings import Preferences, SettingsError, SettingsStore
+from dasher_rnn.zoom.controller import ControllerConfig
+
+
+def replace(prefs: Preferences, **changes) -> Preferences:
+    """A copy with changes and no validation (as dataclasses.replace did), to test what validation makes of them."""
+    return prefs.model_copy(update=changes)
 
 
 @pytest.fixture
@@ -68,7 +75,7 @@ def test_interrupted_write_leaves_the_old_file(store, monkeypatch):
 
 
 def test_wrong_types_and_ranges_fall_back_per_key(store):
-    data = asdict(Preferences()) | {"font_size": "big", "auto_speed": 1, "input": "joystick", "gaze_port": 70000,
+    data = Preferences().model_dump() | {"font_size": "big", "auto_speed": 1, "input": "joystick", "gaze_port": 70000,
                                    "turbo_factor": float("nan"), "preset": "eye-tracker", "speed_bps": 20,
                                    "profile": "", "unknown_key": [1, 2]}
     store.path.parent.mkdir(parents=True)
@@ -103,3 +110,44 @@ def test_env_override(tmp_path, monkeypatch):
     monkeypatch.delenv("DASHER_RNN_CONFIG")
     assert SettingsStore().path.name == "settings.json" and SettingsStore().path != target
     assert os.fspath(SettingsStore(target).path) == os.fspath(target)
+
+
+@pytest.mark.parametrize("key", ["font_size", "gaze_port", "reverse_speed", "turbo_factor", "speed_bps"])
+def test_a_huge_integer_does_not_stop_start_up(store, key):
+    """A 401-digit integer (a hand edit) once raised OverflowError while loading."""
+    store.path.parent.mkdir(parents=True)
+    store.path.write_text(f'{{"{key}": 1{"0" * 400}, "colour_scheme": "high-contrast"}}')
+    prefs = store.load()
+    expected = 8.0 if key == "speed_bps" else getattr(Preferences(), key)  # the speed is clamped, not reset
+    assert getattr(prefs, key) == expected and prefs.colour_scheme == "high-contrast"
+    assert key in store.notice
+
+
+@pytest.mark.parametrize("text, speed", [("NaN", 1.5), ("Infinity", 8.0), ("-Infinity", 0.1), ("1e400", 8.0)])
+def test_non_finite_numbers_fall_back(store, text, speed):
+    store.path.parent.mkdir(parents=True)
+    store.path.write_text(f'{{"speed_bps": {text}, "reverse_speed": {text}, "turbo_factor": {text}, "font_size": {text}}}')
+    prefs = store.load()
+    assert prefs.speed_bps == speed
+    assert (prefs.reverse_speed, prefs.turbo_factor, prefs.font_size) == (1.0, 2.0, 14)
+    for key in ("speed_bps", "reverse_speed", "turbo_factor", "font_size"):
+        assert key in store.notice
+    assert all(math.isfinite(v) for v in json.loads(json.dumps(prefs.model_dump())).values() if isinstance(v, float))
+
+
+def test_preferences_built_in_code_are_strict():
+    with pytest.raises(ValidationError):
+        Preferences(font_size="big")
+    with pytest.raises(ValidationError):
+        Preferences().updated(preset="joystick")
+    with pytest.raises(ValidationError):
+        Preferences().speed_bps = 3.0  # frozen: the owner replaces its preferences, nobody shares a mutable copy
+    prefs = Preferences().updated(speed_bps=2, preset="eye-tracker")
+    assert prefs.speed_bps == 2.0 and prefs.preset == "eye-tracker" and Preferences().preset == "mouse"
+
+
+def test_the_controller_values_come_from_the_preferences():
+    assert Preferences().controller_config() == ControllerConfig()  # one set of defaults
+    prefs = Preferences().updated(speed_bps=3.0, reverse_speed=0.5, auto_speed=False, preset="head-mouse",
+                                  turbo_factor=4.0)
+    assert prefs.controller_config() == ControllerConfig(3.0, 0.5, False, "head-mouse", 4.0)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.ppm import PPMModel
-from dasher_rnn.settings import Preferences, SettingsStore
+from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.paint import paint_frame
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
@@ -55,10 +55,9 @@ def ppm_source():
 
 def open_window(qtbot, source=None, store: SettingsStore | None = None, **prefs) -> MainWindow:
     store = store or SettingsStore()
-    loaded = store.load()
-    for name, value in {"speed_bps": 4.0, "auto_speed": False, **prefs}.items():
-        setattr(loaded, name, value)
-    window = MainWindow(WritingController(source or ppm_source(), loaded), store, start_timer=False)
+    loaded = store.load().model_copy(update={"speed_bps": 4.0, "auto_speed": False, **prefs})  # unchecked: port 0
+    window = MainWindow(WritingController(source or ppm_source(), loaded.controller_config()), store, loaded,
+                        start_timer=False)
     qtbot.addWidget(window)  # closed (and so shut down) after the test
     window.resize(760, 700)  # inside the offscreen screen (800 x 800): pointer events off it are lost
     window.show()
@@ -175,13 +174,35 @@ def test_preferences_persist_in_the_settings_file(qtbot, settings_path):
     assert (prefs.speed_bps, prefs.colour_scheme, prefs.font_size, prefs.auto_speed) == (3.2, "high-contrast", 20, True)
 
     store = SettingsStore(settings_path)
-    again = MainWindow(WritingController(writer_source("uniform"), store.load()), store, start_timer=False)
+    loaded = store.load()
+    again = MainWindow(WritingController(writer_source("uniform"), loaded.controller_config()), store, loaded,
+                       start_timer=False)
     qtbot.addWidget(again)
     assert again.speed_box.value() == pytest.approx(3.2)
     assert again.controller.speed_bps == pytest.approx(3.2)
     assert again.view.scheme == "high-contrast"
     assert again.scheme_box.currentData() == "high-contrast"
     assert again.panel.font().pointSize() == 20
+
+
+def test_the_window_updates_the_controller_and_its_preferences(qtbot, settings_path):
+    window = open_window(qtbot)
+    c = window.controller
+    assert not hasattr(c, "prefs")  # the controller holds plain values; the window owns the preferences
+    window.preset_box.setCurrentIndex(window.preset_box.findData("head-mouse"))
+    head = window.controller.preset
+    assert c.config == window.prefs.controller_config()
+    assert (window.prefs.preset, window.prefs.speed_bps, window.prefs.reverse_speed) == ("head-mouse", head.speed_bps,
+                                                                                         head.reverse_speed)
+    window.auto_speed_box.setChecked(False)
+    assert not c.auto_speed_enabled and not window.prefs.auto_speed
+    window.speed_box.setValue(2.5)
+    assert c.speed_bps == window.prefs.speed_bps == 2.5
+    c.set_speed(3.5)  # as auto speed would: the preferences follow only when the window saves it at the end
+    assert window.prefs.speed_bps == 2.5
+    window.close()
+    saved = SettingsStore().load()
+    assert (saved.preset, saved.speed_bps, saved.auto_speed, saved.reverse_speed) == ("head-mouse", 2.5, False, 0.8)
 
 
 def test_a_bad_settings_file_shows_a_notice(qtbot, settings_path):
@@ -203,7 +224,7 @@ def test_gaze_datagrams_move_the_pointer(qtbot, settings_path):
     expected = view.mapFromGlobal(QPointF(geometry.x() + 0.5 * geometry.width(), geometry.y() + 0.5 * geometry.height()))
     assert view.pointer_screen == pytest.approx((expected.x(), expected.y()), abs=0.5)
     window.set_input("mouse")
-    assert window.gaze is None and window.controller.prefs.input == "mouse"
+    assert window.gaze is None and window.prefs.input == "mouse"
 
 
 def test_a_missing_eye_tracker_falls_back_to_the_mouse(qtbot, settings_path):
@@ -257,7 +278,7 @@ def test_speaker_runs_a_speech_command_without_waiting(tmp_path, monkeypatch):
 
 def test_the_frame_timer_drives_frames(qtbot, settings_path):
     store = SettingsStore()
-    window = MainWindow(WritingController(writer_source("uniform"), store.load()), store)
+    window = MainWindow(WritingController(writer_source("uniform")), store, store.load())
     qtbot.addWidget(window)
     window.show()
     first = window.frames
@@ -275,7 +296,7 @@ def test_output_panel_replaces_only_what_changed(qtbot):
 
 @pytest.mark.parametrize("scheme", ["default", "high-contrast"])
 def test_paint_frame_draws_boxes_crosshair_and_dwell_ring(qapp, scheme):
-    controller = WritingController(writer_source("uniform"), Preferences())
+    controller = WritingController(writer_source("uniform"))
     frame = controller.frame(None, 0.0)
     image = QImage(600, 400, QImage.Format.Format_ARGB32_Premultiplied)
     viewport = Viewport(600, 400)
@@ -292,7 +313,7 @@ def test_paint_frame_draws_boxes_crosshair_and_dwell_ring(qapp, scheme):
 def test_offscreen_renderer_paints_frames_into_an_image(qapp):
     from dasher_rnn.ui.offscreen import offscreen_renderer
 
-    controller = WritingController(writer_source("uniform"), Preferences())
+    controller = WritingController(writer_source("uniform"))
     render = offscreen_renderer(ALPHABET, 320, 240)
     image = render(controller.frame(None, 0.0))
     assert image.size().width() == 320
@@ -319,7 +340,7 @@ def test_the_rnn_writes_and_adapts_in_the_window(qtbot, settings_path):
     window.adapt_box.setChecked(False)
     window.controller.writer.flush()
     window.update_status()
-    assert window.adaptation_label.text() == "adaptation off" and not window.controller.prefs.adaptation
+    assert window.adaptation_label.text() == "adaptation off" and not window.prefs.adaptation
     window.close()
     assert SettingsStore().load().adaptation is False
 

@@ -155,7 +155,7 @@ def test_node_budget_and_minimum_size_hold():
     for _ in range(300):
         frame = zoom.step(300.0, 1500.0, 1 / 60)
         assert len(frame.boxes) <= 200
-        assert all(b.y2 - b.y1 >= zoom.settings.min_size for b in frame.boxes[1:])
+        assert all(b.y2 - b.y1 >= zoom.config.min_size for b in frame.boxes[1:])
         for b in frame.boxes[1:]:  # children inside their parents, in alphabet order
             assert b.box.parent is not None
 

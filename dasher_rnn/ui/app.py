@@ -44,8 +44,8 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
         log.debug("loading the %s model failed", model, exc_info=True)
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
         return 2
-    controller = WritingController(source, prefs)
-    window = MainWindow(controller, store)
+    controller = WritingController(source, prefs.controller_config())
+    window = MainWindow(controller, store, prefs)
     window.show()
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
     # closed); the frame timer gives Python the chance to run the handler.
@@ -67,10 +67,9 @@ def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour
     app = _application()
     with tempfile.TemporaryDirectory() as tmp:
         store = SettingsStore(Path(tmp) / "settings.json")
-        prefs = store.load()
-        prefs.colour_scheme, prefs.speed_bps, prefs.auto_speed = colour_scheme, speed_bps, False
-        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn"))), prefs)
-        window = MainWindow(controller, store, start_timer=False)
+        prefs = store.load().updated(colour_scheme=colour_scheme, speed_bps=speed_bps, auto_speed=False)
+        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn"))), prefs.controller_config())
+        window = MainWindow(controller, store, prefs, start_timer=False)
         try:
             window.resize(*size)
             window.show()

@@ -2,7 +2,8 @@
 
 Everything about writing (zooming, start and stop, dwell, speed control, learning) happens in the
 controller; the window only feeds it pointer positions, draws the frames it returns, shows the text and
-figures, and keeps the preferences saved.
+figures, and owns the user's preferences: when the user changes something it tells the controller (through
+its methods), updates its Preferences and saves them through the SettingsStore.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from PySide6.QtWidgets import (
 from dasher_rnn.input.gaze import GazeSource, GazeSourceError
 from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
-from dasher_rnn.settings import SPEED_RANGE, SettingsError, SettingsStore
+from dasher_rnn.settings import FONT_SIZE_RANGE, Preferences, SettingsError, SettingsStore
 from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.view import DasherView
-from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
 from dasher_rnn.zoom.model import Frame
 
 log = logging.getLogger(__name__)
@@ -53,11 +54,13 @@ def frame_interval_ms(refresh_hz: float) -> int:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: WritingController, store: SettingsStore, start_timer: bool = True,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, controller: WritingController, store: SettingsStore, prefs: Preferences,
+                 start_timer: bool = True, parent: QWidget | None = None) -> None:
+        """``controller`` is built from ``prefs.controller_config()``; ``prefs`` are what ``store`` loaded."""
         super().__init__(parent)
         self.controller = controller
         self.store = store
+        self.prefs = prefs
         self.gaze: GazeSource | None = None
         self.frames = 0
         self._closed = False
@@ -204,7 +207,7 @@ class MainWindow(QMainWindow):
         text.addSeparator()
 
         self.font_box = QSpinBox()
-        self.font_box.setRange(6, 96)
+        self.font_box.setRange(*FONT_SIZE_RANGE)
         self.font_box.setSuffix(" pt")
         self.font_box.setToolTip("Size of the text panel's font")
         self.font_box.valueChanged.connect(self._on_font_size)
@@ -236,7 +239,7 @@ class MainWindow(QMainWindow):
     # -- preferences ----------------------------------------------------------------------
     def _apply_prefs(self) -> None:
         """Show the loaded preferences in the controls and put them into effect (without re-saving them)."""
-        prefs, c = self.controller.prefs, self.controller
+        prefs, c = self.prefs, self.controller
         with QSignalBlocker(self.speed_box):
             self.speed_box.setValue(c.speed_bps)
         self._show_auto_speed()
@@ -256,7 +259,7 @@ class MainWindow(QMainWindow):
         writer = self.controller.writer
         can_adapt = writer is not None and writer.can_adapt
         with QSignalBlocker(self.adapt_box):
-            self.adapt_box.setChecked(self.controller.prefs.adaptation and can_adapt)
+            self.adapt_box.setChecked(self.prefs.adaptation and can_adapt)
         if not can_adapt:
             why = "This model does not learn while you write" if writer is None or writer.model == "uniform" \
                 else "Adaptation was off when the app started: tick to turn it on from the next start"
@@ -265,36 +268,37 @@ class MainWindow(QMainWindow):
         else:
             learns = " and ".join(writer.status().learns)
             self.adapt_box.setToolTip(f"Learn from what you write ({learns} adapt to you)")
-            if not self.controller.prefs.adaptation:
+            if not self.prefs.adaptation:
                 writer.set_adapting(False)
 
-    def prefs_changed(self) -> None:
-        """Save soon (the change is already in ``controller.prefs``)."""
+    def remember(self, **changes: object) -> None:
+        """The user changed preferences: keep them, and save soon (a held spin box changes many times a second)."""
+        self.prefs = self.prefs.updated(**changes)
         self._save_timer.start()
 
     def save_prefs(self) -> None:
         self._save_timer.stop()
         try:
-            self.store.save(self.controller.prefs)
+            self.store.save(self.prefs)
         except SettingsError as exc:
             self.set_notice("settings", str(exc))
 
     def _on_speed(self, value: float) -> None:
         self.controller.set_speed(value)
-        self.prefs_changed()
+        self.remember(speed_bps=self.controller.speed_bps)
 
     def _show_auto_speed(self) -> None:
         """The box follows the setting; presets that keep the speed fixed (gaze) grey it out."""
         allowed = self.controller.preset.auto_speed
         with QSignalBlocker(self.auto_speed_box):
-            self.auto_speed_box.setChecked(self.controller.prefs.auto_speed)
+            self.auto_speed_box.setChecked(self.controller.auto_speed_enabled)
         self.auto_speed_box.setEnabled(allowed)
         self.auto_speed_box.setToolTip("Adjust the speed automatically to how you steer" if allowed
                                        else "This input preset keeps the speed fixed")
 
     def _on_auto_speed(self, on: bool) -> None:
-        self.controller.prefs.auto_speed = on
-        self.prefs_changed()
+        self.controller.set_auto_speed(on)
+        self.remember(auto_speed=on)
 
     def _on_preset(self, index: int) -> None:
         name = self.preset_box.itemData(index)
@@ -302,7 +306,8 @@ class MainWindow(QMainWindow):
 
     def select_preset(self, name: str) -> None:
         """The user picked a preset: it brings its speeds (and smoothing for gaze)."""
-        p = self.controller.apply_preset(name, adopt_speeds=True)
+        c = self.controller
+        p = c.apply_preset(name, adopt_speeds=True)
         with QSignalBlocker(self.preset_box):
             self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(name)))
         with QSignalBlocker(self.speed_box):
@@ -311,35 +316,32 @@ class MainWindow(QMainWindow):
         if self.gaze is not None:
             self.gaze.smoothing = OneEuroFilter(p.smoothing_min_cutoff, p.smoothing_beta)
         self._running_shown = None  # the hint depends on the preset
-        self.prefs_changed()
+        self.remember(preset=name, speed_bps=c.speed_bps, reverse_speed=c.reverse_speed, auto_speed=c.auto_speed_enabled)
 
     def _on_adaptation(self, on: bool) -> None:
-        self.controller.prefs.adaptation = on
+        self.remember(adaptation=on)
         writer = self.controller.writer
         if writer is not None and writer.can_adapt:
             writer.set_adapting(on)
         elif on:
             self.set_notice("adaptation", "Adaptation will be on from the next start.")
-        self.prefs_changed()
         self.update_status()
 
     def _on_font_size(self, size: int) -> None:
-        self.controller.prefs.font_size = size
         self.panel.set_font_size(size)
-        self.prefs_changed()
+        self.remember(font_size=size)
 
     def _on_scheme(self, index: int) -> None:
         self.set_scheme(self.scheme_box.itemData(index))
 
     def set_scheme(self, scheme: str) -> None:
-        self.controller.prefs.colour_scheme = scheme
         with QSignalBlocker(self.scheme_box):
             self.scheme_box.setCurrentIndex(max(0, self.scheme_box.findData(scheme)))
         self.view.scheme = scheme
         self.panel.set_scheme(scheme)
-        self.panel.set_font_size(self.controller.prefs.font_size)
+        self.panel.set_font_size(self.prefs.font_size)
         self.view.update()
-        self.prefs_changed()
+        self.remember(colour_scheme=scheme)
 
     # -- input ----------------------------------------------------------------------------
     def _on_input(self, index: int) -> None:
@@ -352,13 +354,12 @@ class MainWindow(QMainWindow):
         choice, so it is tried again next time.
         """
         self._close_gaze()
-        prefs = self.controller.prefs
         if name not in GAZE_INPUTS:
             name = "mouse"
             self.set_notice("input", "")
         else:
             try:
-                self.gaze = open_gaze_source(name, prefs.gaze_port, self.controller.preset)
+                self.gaze = open_gaze_source(name, self.prefs.gaze_port, self.controller.preset)
             except GazeSourceError as exc:
                 self.set_notice("input", f"{INPUT_LABELS[name]}: {exc}; using the mouse.")
                 name = "mouse"
@@ -372,8 +373,7 @@ class MainWindow(QMainWindow):
         with QSignalBlocker(self.input_box):
             self.input_box.setCurrentIndex(max(0, self.input_box.findData(name)))
         if remember:
-            prefs.input = name
-            self.prefs_changed()
+            self.remember(input=name)
 
     def _close_gaze(self) -> None:
         gaze, self.gaze = self.gaze, None
@@ -522,8 +522,8 @@ class MainWindow(QMainWindow):
         self._closed = True
         self.timer.stop()
         c = self.controller
-        if c.prefs.auto_speed:
-            c.set_speed(c.speed_bps)  # remember where auto speed got to, as Dasher does
+        if c.auto_speed_enabled and c.speed_bps != self.prefs.speed_bps:
+            self.prefs = self.prefs.updated(speed_bps=c.speed_bps)  # remember where auto speed got to, as Dasher does
         self.save_prefs()
         self._close_gaze()
         self.speaker.stop()

@@ -13,16 +13,37 @@ from dataclasses import dataclass
 
 from dasher_rnn.input.auto_speed import AutoSpeedControl
 from dasher_rnn.input.dwell import DwellDetector
-from dasher_rnn.input.presets import Preset, preset
-from dasher_rnn.settings import Preferences
+from dasher_rnn.input.presets import PRESETS, Preset, preset
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
 from dasher_rnn.zoom.model import Frame, ZoomModel, ZoomSettings
 from dasher_rnn.zoom.sources import PredictionSource
 
+SPEED_RANGE = (0.1, 8.0)  # bits per second
+REVERSE_SPEED_RANGE = (0.1, 4.0)  # zooming out is capped at the speed times this
+TURBO_RANGE = (1.0, 8.0)  # turbo multiplies the speed by this
+
+
+def _clamp(value: float, bounds: tuple[float, float]) -> float:
+    return min(max(float(value), bounds[0]), bounds[1])
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """The controller's starting values, plain and already chosen (the app keeps them among the user's preferences).
+
+    The defaults are the mouse preset's.
+    """
+
+    speed_bps: float = PRESETS["mouse"].speed_bps  # the maximum zoom speed
+    reverse_speed: float = PRESETS["mouse"].reverse_speed
+    auto_speed: bool = PRESETS["mouse"].auto_speed  # let the auto speed control move the speed (if the preset allows)
+    preset: str = "mouse"  # input preset: dwell, pausing and whether auto speed applies
+    turbo_factor: float = 2.0
+
 
 @dataclass
 class Stats:
-    speed_bps: float  # the speed setting now (auto speed and turbo included)
+    speed_bps: float  # the speed now (auto speed and turbo included)
     bits_per_second: float  # how fast the user is actually zooming in
     chars_per_minute: float
     characters: int
@@ -30,43 +51,62 @@ class Stats:
 
 
 class WritingController:
-    def __init__(self, source: PredictionSource, prefs: Preferences | None = None):
+    def __init__(self, source: PredictionSource, config: ControllerConfig | None = None):
+        config = config or ControllerConfig()
         self.source = source
-        self.prefs = prefs or Preferences()
-        self.zoom = ZoomModel(source, ZoomSettings(speed_bps=self.prefs.speed_bps, reverse_speed=self.prefs.reverse_speed))
+        self.zoom = ZoomModel(source, ZoomSettings(speed_bps=_clamp(config.speed_bps, SPEED_RANGE),
+                                                   reverse_speed=_clamp(config.reverse_speed, REVERSE_SPEED_RANGE)))
         self.history = ""  # finished messages shown above the current one
         self.running = False
         self.turbo = False
-        self.speed_bps = self.prefs.speed_bps
-        self.apply_preset(self.prefs.preset)
+        self.speed_bps = _clamp(config.speed_bps, SPEED_RANGE)  # auto speed moves it while writing
+        self.auto_speed_enabled = config.auto_speed
+        self.turbo_factor = _clamp(config.turbo_factor, TURBO_RANGE)
+        self.apply_preset(config.preset)
         self._bps = 0.0
         self._typed = 0
         self._running_seconds = 0.0
         self._clock = 0.0
 
-    # -- settings ---------------------------------------------------------------------
+    # -- speeds and preset ------------------------------------------------------------
+    @property
+    def config(self) -> ControllerConfig:
+        """The values in effect now (the speed where auto speed has taken it)."""
+        return ControllerConfig(self.speed_bps, self.reverse_speed, self.auto_speed_enabled, self.preset.name,
+                                self.turbo_factor)
+
     def apply_preset(self, name: str, adopt_speeds: bool = False) -> Preset:
         """Dwell, pausing and the auto speed's behaviour follow the input preset; ``adopt_speeds`` also takes
-        its speed, reverse speed and auto speed (when the user picks a preset, not when settings load)."""
+        its speed, reverse speed and auto speed (when the user picks a preset, not at start-up)."""
         self.preset = preset(name)
-        self.prefs.preset = name
         if adopt_speeds:
             self.set_speed(self.preset.speed_bps)
             self.set_reverse_speed(self.preset.reverse_speed)
-            self.prefs.auto_speed = self.preset.auto_speed
+            self.auto_speed_enabled = self.preset.auto_speed
         self.dwell = DwellDetector(self.preset.dwell_radius * MAX_Y, self.preset.dwell_seconds, (ORIGIN_X, ORIGIN_Y))
-        self.auto_speed = AutoSpeedControl(max_bps=8.0)
+        self.auto_speed = AutoSpeedControl(max_bps=SPEED_RANGE[1])
         return self.preset
 
     def set_speed(self, bps: float) -> None:
-        self.speed_bps = self.prefs.speed_bps = min(max(bps, 0.1), 8.0)
+        self.speed_bps = _clamp(bps, SPEED_RANGE)
 
     def set_reverse_speed(self, factor: float) -> None:
-        self.zoom.settings.reverse_speed = self.prefs.reverse_speed = min(max(factor, 0.1), 4.0)
+        self.zoom.config.reverse_speed = _clamp(factor, REVERSE_SPEED_RANGE)
+
+    @property
+    def reverse_speed(self) -> float:
+        return self.zoom.config.reverse_speed
+
+    def set_auto_speed(self, on: bool) -> None:
+        """Let the auto speed control move the speed (only where the preset allows it)."""
+        self.auto_speed_enabled = bool(on)
+
+    def set_turbo_factor(self, factor: float) -> None:
+        self.turbo_factor = _clamp(factor, TURBO_RANGE)
 
     @property
     def effective_speed(self) -> float:
-        return self.speed_bps * (self.prefs.turbo_factor if self.turbo else 1.0)
+        return self.speed_bps * (self.turbo_factor if self.turbo else 1.0)
 
     # -- text ---------------------------------------------------------------------------
     @property
@@ -109,7 +149,7 @@ class WritingController:
             self._bps *= 0.9
             return frame
         x, y = pointer
-        if self.prefs.auto_speed and self.preset.auto_speed:
+        if self.auto_speed_enabled and self.preset.auto_speed:
             self.speed_bps = self.auto_speed.update(self.speed_bps, ORIGIN_X - x, y - ORIGIN_Y, dt)
         frame = self.zoom.step(x, y, dt, self.effective_speed)
         self._running_seconds += dt

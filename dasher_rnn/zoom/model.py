@@ -76,10 +76,10 @@ class ZoomSettings:
 
 
 class ZoomModel:
-    def __init__(self, source: PredictionSource, settings: ZoomSettings | None = None, context: str = ""):
+    def __init__(self, source: PredictionSource, config: ZoomSettings | None = None, context: str = ""):
         self.source = source
         self.alphabet = source.alphabet
-        self.settings = settings or ZoomSettings()
+        self.config = config or ZoomSettings()
         self.n = len(self.alphabet)
         self._fallback_cum = np.concatenate([[0], np.cumsum(uniform_counts(self.n))])
         self._inbox: deque[tuple[Box, np.ndarray]] = deque()
@@ -175,7 +175,7 @@ class ZoomModel:
         """Advance ``dt`` seconds with the pointer at Dasher coordinates (``pointer_x`` from the right edge)."""
         self._apply_answers()
         frame = Frame()
-        frame.bits = self._zoom(pointer_x, pointer_y, dt, self.settings.speed_bps if speed_bps is None else speed_bps)
+        frame.bits = self._zoom(pointer_x, pointer_y, dt, self.config.speed_bps if speed_bps is None else speed_bps)
         self.bits_total += frame.bits
         self._move_root()
         self._sync_commits(frame)
@@ -196,7 +196,7 @@ class ZoomModel:
         fraction = dt * speed / REFERENCE_ZOOM_BITS
         zoom = ORIGIN_X / px  # the full step maps y -> zoom * (y - py) + ORIGIN_Y
         bits = math.log2(zoom) * fraction
-        bits = min(max(bits, -speed * self.settings.reverse_speed * dt), speed * dt)
+        bits = min(max(bits, -speed * self.config.reverse_speed * dt), speed * dt)
         lo, hi = self.root_lo, self.root_hi
         if abs(zoom - 1.0) < 1e-9:
             shift = fraction * (ORIGIN_Y - py)
@@ -240,7 +240,7 @@ class ZoomModel:
         self.root_text += self.alphabet.symbols[child.symbol]
         # bound the chain kept for reversing; the cut is rebuilt from the text if ever needed
         top, count = child, 0
-        while top.parent is not None and count < self.settings.keep_ancestors:
+        while top.parent is not None and count < self.config.keep_ancestors:
             top, count = top.parent, count + 1
         if top.parent is not None:
             top.parent = None
@@ -288,7 +288,7 @@ class ZoomModel:
 
     def _walk(self) -> list[DrawnBox]:
         """Visible boxes, largest first, within the budget; children for big ones; drop what left the view."""
-        s = self.settings
+        s = self.config
         drawn: list[DrawnBox] = []
         visited: set[Box] = set()
         heap = [(-(self.root_hi - self.root_lo), next(self._order), self.root, self.root_lo, self.root_hi)]
