@@ -5,7 +5,7 @@ times, checkpoint memory, and (with --tune) the tuning grid. Prints JSON.
     python bench/adaptation_bench.py --tune
     python bench/adaptation_bench.py --methods   # full vs sparse vs LHUC, each tuned, then measured
 
-Streams are scored message by message as in DESIGN.md section 4: each message is predicted with
+Streams are scored message by message as in docs/ARCHITECTURE.md (Measuring): each message is predicted with
 the current weights, then committed (learned). Static = the shipped weights throughout. Each user
 stream is measured twice: cold (the user's first messages ever: only the held-out text) and after
 history (the user first wrote their history file through the app, learned online message by

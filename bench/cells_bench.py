@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dasher_rnn.compose import WriterConfig, build_writer
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.evaluate import evaluate_files
 from dasher_rnn.lm.model_io import load_model
 from dasher_rnn.predictor import PredictorService

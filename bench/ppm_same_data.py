@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.alphabet import load_alphabet
-from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.evaluate import evaluate_files
 from dasher_rnn.lm.corpus import Corpus, build_corpus, load_mix
 from dasher_rnn.lm.ppm import PPMModel

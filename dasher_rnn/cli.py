@@ -200,9 +200,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     import torch
 
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
     from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
     from dasher_rnn.adapt.profiles import ProfileStore
-    from dasher_rnn.compose import WriterConfig, build_writer
     from dasher_rnn.evaluate import evaluate_files, format_report
 
     torch.set_num_threads(args.threads)  # more threads than cores fight whatever else the machine runs
@@ -339,8 +339,8 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     if not args.dry_run and not args.no_ppm:
         from tqdm import tqdm
 
+        from dasher_rnn.adapt.compose import WriterConfig, build_writer
         from dasher_rnn.adapt.corpus_adapt import split_messages
-        from dasher_rnn.compose import WriterConfig, build_writer
 
         # PPM and the mixing weights learn the corpus as if it had been written in the app, beside the RNN's
         # new weights (their probabilities teach the mixing weights)
@@ -407,7 +407,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from dasher_rnn.compose import WriterConfig, build_writer
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
     from dasher_rnn.normalise import normalise
     from dasher_rnn.textio import read_text
     from dasher_rnn.zoom.model import ZoomModel, ZoomSettings

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from dasher_rnn.adapt.writer import Context, Writer
 from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel, quantise
 from dasher_rnn.normalise import normalise
 from dasher_rnn.textio import read_text
-from dasher_rnn.writer import Context, Writer
 
 START_LENGTHS = (1, 5, 10, 20)
 

@@ -61,7 +61,7 @@ def tiny_model_dir(tiny_corpus_dir, tmp_path_factory) -> Path:
 
 def writer_source(model: str = "uniform", trained_ppm=None, **config):
     """The zoom's source over a Writer built as the app builds one (``trained_ppm``: PPM to start from)."""
-    from dasher_rnn.compose import WriterConfig, build_writer
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
     from dasher_rnn.zoom.sources import WriterSource
 
     return WriterSource(build_writer(WriterConfig(model=model, **config), trained_ppm=trained_ppm))

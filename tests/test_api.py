@@ -144,7 +144,7 @@ def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_i
 
 
 def test_ppm_sessions_serve_dashers_model_alone_and_learn_committed_text(client, tiny_model_dir):
-    from dasher_rnn.compose import DASHER_PPM_ORDER
+    from dasher_rnn.adapt.compose import DASHER_PPM_ORDER
     from dasher_rnn.lm.model_io import read_checked_config
     from dasher_rnn.lm.ppm import PPMModel
 

@@ -133,7 +133,7 @@ def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, ca
 
 
 def test_the_hybrids_ppm_and_weights_learn_the_corpus_and_persist(tiny_model_dir, tmp_path):
-    from dasher_rnn.compose import WriterConfig, build_writer
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
 
     config = WriterConfig(model="hybrid", model_dir=tiny_model_dir, profile="me", profiles_dir=tmp_path, backend="torch")
     writer = build_writer(config)

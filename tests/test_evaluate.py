@@ -3,9 +3,9 @@ import math
 
 import pytest
 
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.alphabet import Alphabet, SymbolGroup
 from dasher_rnn.cli import main
-from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.evaluate import evaluate_files, score_language_model
 from dasher_rnn.lm.ppm import PPMModel
 

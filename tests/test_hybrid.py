@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.alphabet import load_alphabet
-from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.lm.ppm import PPMModel
 
 ALPHABET = load_alphabet("english")

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from dasher_rnn.adapt import profiles as profiles_module
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.adapt.profiles import PROFILE_FILE, ProfileError, ProfileStore
 from dasher_rnn.adapt.session import WritingSession
-from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.predictor import PredictorService
 
 CONFIG = AdaptConfig(rule="sgd", eta=0.3, segment=5)

@@ -139,7 +139,7 @@ def test_adapter_configs_are_checked():
 
 
 def test_a_writing_session_with_an_adapter_publishes_it_and_keeps_it_in_the_profile(tiny_model_dir, tmp_path):
-    from dasher_rnn.compose import WriterConfig, build_writer
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
 
     config = WriterConfig(model="rnn", model_dir=tiny_model_dir, profile="erin", profiles_dir=tmp_path,
                           adaptation=AdaptConfig(method="sparse", units=16, eta=1.0, segment=5), backend="torch")

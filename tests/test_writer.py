@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.adapt.profiles import ProfileStore
+from dasher_rnn.adapt.writer import WriterError
 from dasher_rnn.cli import main
-from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.lm.protocol import DASHER_TOTAL
-from dasher_rnn.writer import WriterError
 from dasher_rnn.zoom.sources import WriterSource
 
 from .conftest import make_sentences

@@ -90,7 +90,7 @@ class _HttpBackend:
 
 class _LocalBackend:
     def __init__(self, model_dir: Path, profile: str | None, learn: bool, profiles_dir, backend: str):
-        from dasher_rnn.compose import WriterConfig, build_writer
+        from dasher_rnn.adapt.compose import WriterConfig, build_writer
 
         self.writer = build_writer(WriterConfig(model="rnn", model_dir=model_dir, profile=profile, adapt=learn,
                                                 profiles_dir=profiles_dir, backend=backend))

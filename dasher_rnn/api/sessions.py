@@ -18,12 +18,12 @@ from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
+from dasher_rnn.adapt.writer import Context, Writer, WriterError
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.compose import WriterConfig, build_writer
 from dasher_rnn.normalise import normalise
 from dasher_rnn.predictor.service import Distribution, ServiceClosed
 from dasher_rnn.predictor.tree import Node, NodeError
-from dasher_rnn.writer import Context, Writer, WriterError
 
 log = logging.getLogger(__name__)
 
@@ -387,7 +387,7 @@ class Registry:
         return session
 
     def _trained_ppm(self, model: str):
-        from dasher_rnn.compose import DASHER_PPM_ORDER, HYBRID_PPM_ORDER, build_ppm
+        from dasher_rnn.adapt.compose import DASHER_PPM_ORDER, HYBRID_PPM_ORDER, build_ppm
 
         with self._ppm_lock:
             if model not in self._ppm:

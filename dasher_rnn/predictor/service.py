@@ -88,7 +88,7 @@ class PredictorService:
     @classmethod
     def from_dir(cls, model_dir: str | Path, backend: str = "auto", threads: int | None = None,
                  **kwargs) -> PredictorService:
-        """A service for a model folder (the composition root, ``dasher_rnn.compose``, builds one from a folder
+        """A service for a model folder (the composition root, ``dasher_rnn.adapt.compose``, builds one from a folder
         it has already read; this is the stand-alone shortcut)."""
         from dasher_rnn.lm.model_io import read_checked_config
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from dasher_rnn.compose import WriterConfig, build_writer
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.sources import WriterSource

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.adapt.writer import MODELS, Writer
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR
 from dasher_rnn.textio import expand_paths, read_text
-from dasher_rnn.writer import MODELS, Writer
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ One Writer serves one user and one stream of messages. It owns
 
 The model kinds (``model``): ``rnn``, ``ppm`` (Dasher's), ``hybrid`` (the two mixed) and ``uniform``.
 The zoom (``zoom/sources.py``), the API (``api/sessions.py``), the BciPy adapter, ``eval``,
-``simulate`` and ``adapt`` all use this one interface, built by ``dasher_rnn.compose``:
+``simulate`` and ``adapt`` all use this one interface, built by ``dasher_rnn.adapt.compose``:
 
 - contexts: ``root(text)``, ``child(context, symbol)``, ``request(contexts)`` -> distributions, ``release``;
 - learning: ``commit(text)`` / ``commit_symbol(symbol, context)``, ``delete(n)``, ``new_message()``,
@@ -103,7 +103,7 @@ def _done(value) -> Future:
 
 
 class Writer:
-    """Built by ``dasher_rnn.compose.build_writer``; see the module's docstring."""
+    """Built by ``dasher_rnn.adapt.compose.build_writer``; see the module's docstring."""
 
     def __init__(self, model: str, alphabet: Alphabet, *, service=None, session=None, mixer=None, store=None,
                  profile: str | None = None, base_hash: str | None = None, adapt: bool = True,
