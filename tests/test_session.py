@@ -186,3 +186,18 @@ def test_deleting_text_written_while_paused_takes_back_nothing_learned(tiny_mode
     assert torch.equal(weights_of(straight), weights_of(edited))
     for s in (straight, edited):
         s.close()
+
+
+def test_non_finite_weights_are_never_kept_or_saved(tiny_model_dir, tmp_path):
+    """Whatever makes a step non-finite (here a corrupt step size), the guard takes it back and the
+    profile saved afterwards holds finite weights."""
+    w = writer(tiny_model_dir, tmp_path, "nan")
+    w.session.evaluator.scale = float("nan")
+    w.commit(TEXT * 2)
+    w.flush()
+    assert w.status().guard_events >= 1
+    assert torch.isfinite(weights_of(w.session)).all()
+    w.close()
+    again = writer(tiny_model_dir, tmp_path, "nan")
+    assert again.status().notice is None and torch.isfinite(weights_of(again.session)).all()
+    again.close(save=False)

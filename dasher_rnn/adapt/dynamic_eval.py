@@ -230,6 +230,8 @@ class DynamicEvaluator:
             return
         self.grad_norms = (self.grad_norms + [grad_norm])[-50:]
         self._step(grads)
+        if not all(bool(torch.isfinite(p).all()) for p in self.params):  # e.g. a corrupt step size: never keep them
+            self._guard("non-finite weights after a step")
 
     def _step(self, grads: list[torch.Tensor]) -> None:
         eta = self.config.eta * self.scale
@@ -270,7 +272,7 @@ class DynamicEvaluator:
             self.state = base_now
             rolled_back_to = "base weights"
         self.offset, self.base_state = offset, base_now
-        self.scale = scale_now * self.config.damp
+        self.scale = (scale_now if math.isfinite(scale_now) and 0 < scale_now <= 1 else 1.0) * self.config.damp
         self.window, self.grad_norms, self.since_guard = [], [], 0
         self.stats.guard_events += 1
         self.stats.events.append({"event": "guard", "reason": reason, "offset": offset,
