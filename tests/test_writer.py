@@ -204,3 +204,18 @@ def test_the_readme_python_example_runs_as_written(tmp_path):
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "alice" / "profile.json").is_file()
+
+
+def test_building_a_writer_reads_the_model_folder_once(tiny_model_dir, tmp_path, monkeypatch):
+    from dasher_rnn.lm import model_io
+
+    reads: list[str] = []
+    for name in ("sha256_file", "load_tensors", "read_config"):
+        real = getattr(model_io, name)
+        monkeypatch.setattr(model_io, name, lambda path, *a, _real=real, _name=name, **k:
+                            reads.append(f"{_name} {Path(path).name}") or _real(path, *a, **k))
+    adapted_profile(tiny_model_dir, tmp_path, "hybrid")
+    reads.clear()
+    writer = build_writer(WriterConfig(model="hybrid", model_dir=tiny_model_dir, profile="p", profiles_dir=tmp_path))
+    writer.close(save=False)
+    assert sorted(reads) == ["load_tensors weights.safetensors", "read_config model", "sha256_file weights.safetensors"]
