@@ -215,7 +215,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         adapt=adaptive, adaptation=AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment,
                                                method=args.method, feed=args.feed, units=args.units),
         ppm_train=tuple(args.train), alphabet=args.alphabet, backend=args.backend, threads=args.threads,
-        zero_state=args.zero_state, floor=args.floor, replace_errors=args.replace_errors)
+        zero_state=args.zero_state, floor=args.floor, replace_errors=args.replace_errors, read_only=True)
     first = build_writer(config)  # the model folder and PPM's training text are read once
     description = first.description
     trained_ppm = first.mixer.ppm.fork() if first.mixer is not None and not args.profile else None
@@ -315,49 +315,54 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     folder = open_model(args.model_dir)
     model, alphabet = folder.network(), folder.alphabet
     store = ProfileStore(args.profiles_dir)
+    lock = None if args.dry_run else store.lock(args.profile)  # no other program saves over this run
     try:
-        existing = store.load(args.profile)
-        if existing is not None and "rnn" in existing.parts:
-            params = model.network_parameters()
-            shapes = {n: tuple(p.shape) for n, p in params.items()}
-            with torch.no_grad():
-                for name, tensor in decode_weights(existing, shapes, folder.base_hash).items():
-                    params[name].copy_(tensor)
-    except ProfileError as exc:
-        raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
-    if existing is not None:
-        print(f"continuing profile {args.profile!r} ({existing.characters_adapted:,} characters adapted)")
-    cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
-    try:
-        report = adapt_to_corpus(model, alphabet, documents, store, args.profile, folder.base_hash, cfg,
-                                 pick_device(args.device), resume=args.resume, dry_run=args.dry_run,
-                                 progress=not args.no_progress)
-    except Interrupted as exc:
-        print(str(exc), file=sys.stderr)
-        return 130
-    report["read"] = read_report.to_json()
-    if not args.dry_run and not args.no_ppm:
-        from tqdm import tqdm
-
-        from dasher_rnn.adapt.compose import WriterConfig, build_writer
-        from dasher_rnn.adapt.corpus_adapt import split_messages
-
-        # PPM and the mixing weights learn the corpus as if it had been written in the app, beside the RNN's
-        # new weights (their probabilities teach the mixing weights)
-        messages, _ = split_messages(documents, alphabet, CorpusAdaptConfig().max_unknown)
-        writer = build_writer(WriterConfig(model="hybrid", model_dir=args.model_dir, profile=args.profile,
-                                           profiles_dir=args.profiles_dir, ppm_train=tuple(args.ppm_train),
-                                           backend="torch", threads=args.threads or None))
         try:
-            with tqdm(total=len(messages), unit="message", desc="PPM", disable=args.no_progress) as bar:
-                chars = writer.learn_history([m.text for m in messages], progress=bar.update)
-        finally:
-            writer.close(save=True)
-        report["ppm"] = {"characters_learned": chars, "notice": writer.notice}
-    print(json.dumps(report, indent=1))
-    if not args.dry_run and "held_out_bpc_after" in report:
-        b, a = report["held_out_bpc_before"]["overall"], report["held_out_bpc_after"]["overall"]
-        print(f"profile {args.profile!r}: held-out {b:.3f} -> {a:.3f} bits/char")
+            existing = store.load(args.profile)
+            if existing is not None and "rnn" in existing.parts:
+                params = model.network_parameters()
+                shapes = {n: tuple(p.shape) for n, p in params.items()}
+                with torch.no_grad():
+                    for name, tensor in decode_weights(existing, shapes, folder.base_hash).items():
+                        params[name].copy_(tensor)
+        except ProfileError as exc:
+            raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
+        if existing is not None:
+            print(f"continuing profile {args.profile!r} ({existing.characters_adapted:,} characters adapted)")
+        cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
+        try:
+            report = adapt_to_corpus(model, alphabet, documents, store, args.profile, folder.base_hash, cfg,
+                                     pick_device(args.device), resume=args.resume, dry_run=args.dry_run,
+                                     progress=not args.no_progress)
+        except Interrupted as exc:
+            print(str(exc), file=sys.stderr)
+            return 130
+        report["read"] = read_report.to_json()
+        if not args.dry_run and not args.no_ppm:
+            from tqdm import tqdm
+
+            from dasher_rnn.adapt.compose import WriterConfig, build_writer
+            from dasher_rnn.adapt.corpus_adapt import split_messages
+
+            # PPM and the mixing weights learn the corpus as if it had been written in the app, beside the RNN's
+            # new weights (their probabilities teach the mixing weights)
+            messages, _ = split_messages(documents, alphabet, CorpusAdaptConfig().max_unknown)
+            writer = build_writer(WriterConfig(model="hybrid", model_dir=args.model_dir, profile=args.profile,
+                                               profiles_dir=args.profiles_dir, ppm_train=tuple(args.ppm_train),
+                                               backend="torch", threads=args.threads or None))
+            try:
+                with tqdm(total=len(messages), unit="message", desc="PPM", disable=args.no_progress) as bar:
+                    chars = writer.learn_history([m.text for m in messages], progress=bar.update)
+            finally:
+                writer.close(save=True)
+            report["ppm"] = {"characters_learned": chars, "notice": writer.notice}
+        print(json.dumps(report, indent=1))
+        if not args.dry_run and "held_out_bpc_after" in report:
+            b, a = report["held_out_bpc_before"]["overall"], report["held_out_bpc_after"]["overall"]
+            print(f"profile {args.profile!r}: held-out {b:.3f} -> {a:.3f} bits/char")
+    finally:
+        if lock is not None:
+            lock.release()
     return 0
 
 

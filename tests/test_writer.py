@@ -219,3 +219,40 @@ def test_building_a_writer_reads_the_model_folder_once(tiny_model_dir, tmp_path,
     writer = build_writer(WriterConfig(model="hybrid", model_dir=tiny_model_dir, profile="p", profiles_dir=tmp_path))
     writer.close(save=False)
     assert sorted(reads) == ["load_tensors weights.safetensors", "read_config model", "sha256_file weights.safetensors"]
+
+
+HOLDER = """
+import sys
+from dasher_rnn.adapt.compose import WriterConfig, build_writer
+writer = build_writer(WriterConfig(model="ppm", profile="shared", profiles_dir=sys.argv[1]))
+writer.commit("held by another program")
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_two_programs_never_save_over_each_other(tiny_model_dir, tmp_path, capsys):
+    from dasher_rnn.adapt.profiles import ProfileInUse
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, env=env)
+    try:
+        assert holder.stdout.readline().strip() == b"holding"
+        with pytest.raises(ProfileInUse, match="open in another program"):
+            build_writer(WriterConfig(model="ppm", profile="shared", profiles_dir=tmp_path))
+        corpus = tmp_path / "mine.txt"
+        corpus.write_text("\n".join(make_sentences(30)))
+        assert main(["adapt", str(corpus), "--profile", "shared", "--profiles-dir", str(tmp_path),
+                     "--model-dir", str(tiny_model_dir), "--no-progress"]) == 2
+        assert "open in another program" in capsys.readouterr().err
+        reader = build_writer(WriterConfig(model="ppm", profile="shared", profiles_dir=tmp_path, read_only=True))
+        reader.close()  # eval reads without holding it, and never saves
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+        holder.stdin.close()
+    # the operating system freed the lock with the killed holder: the profile opens again
+    writer = build_writer(WriterConfig(model="ppm", profile="shared", profiles_dir=tmp_path))
+    writer.close()

@@ -41,6 +41,7 @@ class WriterConfig:
     zero_state: bool = False  # RNN messages start from the zero state, not the learned one (research)
     floor: float = DASHER_FLOOR
     replace_errors: bool = False  # read PPM training text with invalid UTF-8 replaced
+    read_only: bool = False  # never save the profile (and so never hold it): ``eval``
 
 
 def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, max_order: int = DASHER_PPM_ORDER,
@@ -65,16 +66,30 @@ def _stateful(config: WriterConfig) -> bool:
 def build_writer(config: WriterConfig, trained_ppm=None) -> Writer:
     """A Writer for ``config``. ``trained_ppm``: PPM already trained on ``config.ppm_train`` (forked here),
     for callers that build many writers (the API)."""
-    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+    from dasher_rnn.adapt.profiles import ProfileStore
 
     if config.model not in MODELS:
         raise ValueError(f"unknown model {config.model!r} (choose from {', '.join(MODELS)})")
     store = ProfileStore(config.profiles_dir) if config.profile is not None else None
+    lock = store.lock(config.profile) if store is not None and not config.read_only else None
+    try:
+        return _build(config, store, lock, trained_ppm)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
+def _build(config: WriterConfig, store, lock, trained_ppm) -> Writer:
+    from dasher_rnn.adapt.profiles import ProfileError
+
     saved, notice = None, None
     if store is not None:
         try:
             saved = store.load(config.profile)
         except ProfileError as exc:
+            if config.read_only:
+                raise
             moved = store.set_aside(config.profile)
             notice = f"profile {config.profile!r} could not be used ({exc}); moved to {moved}; starting afresh"
             log.warning(notice)
@@ -113,7 +128,8 @@ def build_writer(config: WriterConfig, trained_ppm=None) -> Writer:
         alphabet = load_alphabet(config.alphabet or "english")
         parts.append(f"uniform over {alphabet.name}")
     description = (" mixed with ".join(parts)) + (f", profile {config.profile!r}" if config.profile else "")
-    return Writer(config.model, alphabet, service=service, session=session, mixer=mixer, store=store,
+    return Writer(config.model, alphabet, service=service, session=session, mixer=mixer,
+                  store=None if config.read_only else store, lock=lock,
                   profile=config.profile, base_hash=folder.base_hash if folder is not None else None,
                   adapt=config.adapt, floor=config.floor, description=description, notice=notice)
 
@@ -148,6 +164,8 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
             try:
                 session = WritingSession(folder, config.adaptation, service, config.adapt, saved)
             except ProfileError as exc:  # the profile does not fit this model: set it aside, start from the base
+                if config.read_only:
+                    raise
                 moved = store.set_aside(config.profile)
                 notice = f"profile {config.profile!r} could not be used ({exc}); moved to {moved}; starting afresh"
                 log.warning(notice)

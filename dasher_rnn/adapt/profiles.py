@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+from filelock import FileLock, Timeout
 
 from dasher_rnn import __version__
 from dasher_rnn.files import BROKEN, atomic_write, is_temporary, set_aside
@@ -42,6 +43,13 @@ _NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 class ProfileError(ValueError):
     """A profile is corrupt, belongs to another base model, or cannot be written."""
+
+
+class ProfileInUse(ProfileError):
+    """Another program (the app, the server, ``dasher-rnn adapt``) has the profile open."""
+
+
+_LOCKS: dict[str, FileLock] = {}  # one lock object per profile in this process: taking it again nests
 
 
 def profiles_dir(override: str | Path | None = None) -> Path:
@@ -94,6 +102,19 @@ class ProfileStore:
 
     def path(self, name: str) -> Path:
         return self.folder / check_name(name)
+
+    def lock(self, name: str) -> FileLock:
+        """Hold the profile for this process until ``release()``, so no two programs save over each other's
+        learning (a lost update). Taken again in this process, it nests. ``ProfileInUse`` when another
+        process holds it; the operating system frees it when the holder exits, however it exits."""
+        path = str(self.folder / f".{check_name(name)}.lock")
+        lock = _LOCKS.setdefault(path, FileLock(path, timeout=0, thread_local=False))
+        try:
+            lock.acquire()
+        except Timeout:
+            raise ProfileInUse(f"profile {name!r} is open in another program (the app, the server or "
+                               "`dasher-rnn adapt`): close it there first") from None
+        return lock
 
     def exists(self, name: str) -> bool:
         return (self.path(name) / PROFILE_FILE).is_file()

@@ -106,13 +106,13 @@ class Writer:
     """Built by ``dasher_rnn.adapt.compose.build_writer``; see the module's docstring."""
 
     def __init__(self, model: str, alphabet: Alphabet, *, service=None, session=None, mixer=None, store=None,
-                 profile: str | None = None, base_hash: str | None = None, adapt: bool = True,
+                 lock=None, profile: str | None = None, base_hash: str | None = None, adapt: bool = True,
                  floor: float = DASHER_FLOOR, description: str = "", notice: str | None = None):
         if model not in MODELS:
             raise ValueError(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
         self.model, self.alphabet, self.floor = model, alphabet, floor
         self.service, self.session, self.mixer = service, session, mixer
-        self.store, self.profile, self.base_hash = store, profile, base_hash
+        self.store, self.lock, self.profile, self.base_hash = store, lock, profile, base_hash
         self.description, self.notice = description, notice
         self.can_adapt = session is not None or (mixer is not None and model == "ppm")
         self._adapting = adapt and self.can_adapt
@@ -310,6 +310,8 @@ class Writer:
                 self.session.close()
             if self.service is not None:
                 self.service.close()
+            if self.lock is not None:
+                self.lock.release()
 
     def status(self) -> WriterStatus:
         learns = ()

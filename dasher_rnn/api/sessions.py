@@ -361,7 +361,7 @@ class Registry:
                 for s in self.sessions.values()]
 
     async def open(self, profile: str | None, adapt: bool = True, model: str = "hybrid") -> ApiSession:
-        from dasher_rnn.adapt.profiles import ProfileError, check_name
+        from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
 
         if profile is not None:
             try:
@@ -381,6 +381,8 @@ class Registry:
         self._opening[key] = key
         try:
             session = await asyncio.to_thread(self._load, profile, adapt, model)
+        except ProfileInUse as exc:
+            raise ApiError(409, "profile_in_use", str(exc)) from None
         finally:
             del self._opening[key]
         self.sessions[session.id] = session
