@@ -1,7 +1,7 @@
 """The API's contract: every route and every WebSocket op, called with a valid request against the app
 in process, answers a body that matches the schema it declares in /openapi.json (checked here by a
 small JSON-schema validator, independent of the pydantic models the server checks with); a body that
-drifts from its schema is a 500, not a silent change."""
+drifts from its schema is a 500, not a silent change; odd WebSocket messages get 4xx errors."""
 
 from __future__ import annotations
 
@@ -234,3 +234,22 @@ def test_an_answer_that_drifts_from_its_schema_is_a_logged_500(tiny_model_dir, t
     assert any("surprise" in (rec.exc_text or "") for rec in logged), [rec.getMessage() for rec in logged]
     assert any("ok" in (rec.exc_text or "") and "WebSocket" in rec.getMessage() for rec in logged)
 
+
+# -- odd WebSocket messages --------------------------------------------------------------------------------
+def test_websocket_numbers_beyond_pythons_int_limit_are_a_400_and_the_connection_goes_on(api):
+    _, client = api
+    sid = client.post("/v1/sessions", json={"model": "rnn", "adapt": False}).json()["session"]
+    digits = "7" * 4301  # over sys.get_int_max_str_digits(): json.loads raises ValueError, not JSONDecodeError
+    try:
+        with client.websocket_connect(f"ws://127.0.0.1/v1/sessions/{sid}/ws") as channel:
+            for message in ['{"op": "info", "id": ' + digits + "}",
+                            '{"op": "release", "context": ' + digits + "}",
+                            '{"op": "distributions", "contexts": [1, -' + digits + "]}"]:
+                channel.send_text(message)
+                reply = json.loads(channel.receive_text())
+                assert reply["status"] == 400 and reply["error"]["code"] == "bad_json", reply
+                assert "digits" in reply["error"]["message"] and reply["id"] is None
+            channel.send_text(json.dumps({"id": 1, "op": "info"}))
+            assert json.loads(channel.receive_text())["result"]["session"] == sid
+    finally:
+        client.delete(f"/v1/sessions/{sid}")

@@ -263,7 +263,7 @@ async def ws_message(registry: Registry, sid: str, message: dict) -> str:
             raise ApiError(400, "bad_message", "send JSON text messages, not binary")
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or an integer over Python's 4300 digits
             raise ApiError(400, "bad_json", f"message is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise ApiError(400, "bad_message", "a message is a JSON object with 'op' (and 'id' to match the reply)")
