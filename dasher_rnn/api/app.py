@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
@@ -58,7 +59,7 @@ class CheckedRoute(APIRoute):
     it and raises ``ResponseValidationError`` on a mismatch, answered as a logged 500) and written with
     exactly the fields the operation gave: an optional field it left out stays out, not ``null``."""
 
-    def __init__(self, path: str, endpoint, **kwargs) -> None:
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         kwargs["response_model_exclude_unset"] = True
         super().__init__(path, endpoint, **kwargs)
 
