@@ -12,6 +12,7 @@ from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.adapt.session import WritingSession
 from dasher_rnn.api.bcipy import DasherRNNLanguageModel, InvalidSymbolSet, sentence_case, typed_text
 from dasher_rnn.api.client import ClientError, DasherClient
+from dasher_rnn.api.schemas import ErrorResponse
 from dasher_rnn.api.server import BackgroundServer, ServerConfig
 from dasher_rnn.api.sessions import ApiError, Limits, Registry
 from dasher_rnn.predictor import PredictorService
@@ -255,6 +256,7 @@ def test_bad_requests_get_4xx_json_errors_saying_what_is_wrong(server, session):
             else:
                 r = http.request(method, path, json=body)
             assert r.status_code == status, (method, path, body, r.text)
+            ErrorResponse.model_validate(r.json(), strict=True)  # the error shape /openapi.json declares
             error = r.json()["error"]
             assert error["message"] and (code is None or error["code"] == code), (path, body, error)
         r = http.post(f"/v1/sessions/{session.id}/commit", content=b'{"text": "a"}', headers={"content-type": "text/plain"})

@@ -2,21 +2,27 @@
 
 Every error a client can cause is a 4xx with ``{"error": {"code": ..., "message": ...}}``; anything
 else is logged and answered with a 500 of the same shape, and the server goes on.
+
+Every success answer, over HTTP or the WebSocket, is checked against its model in ``schemas.py``
+(the schema published in ``/openapi.json``) before it is sent: a body that does not match is a
+logged 500, not a silent change to the contract.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import Response
-from pydantic import ValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dasher_rnn import __version__
@@ -27,7 +33,7 @@ from dasher_rnn.api.sessions import ApiError, Registry
 
 log = logging.getLogger(__name__)
 
-ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429)}
+ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500)}
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
                 422: "invalid_request", 429: "limit_reached"}
@@ -39,14 +45,29 @@ def _json_default(obj):
     return str(obj)
 
 
-class JSONBytes(Response):
-    """Plain ``json.dumps`` (ASCII-escaped, so even lone surrogates in an echoed input encode)."""
+class JSONBytes(JSONResponse):
+    """Plain ``json.dumps`` (ASCII-escaped, so even lone surrogates in an echoed input encode; no NaN or
+    infinity, which JSON lacks). A ``JSONResponse``, so the OpenAPI schema shows each route's model."""
 
-    media_type = "application/json"
-
-    def render(self, content) -> bytes:
+    def render(self, content: object) -> bytes:
         return json.dumps(content, ensure_ascii=True, separators=(",", ":"), allow_nan=False,
                           default=_json_default).encode()
+
+
+class CheckedRoute(APIRoute):
+    """A route whose answer is its operation's dict checked against ``response_model`` (FastAPI validates
+    it and raises ``ResponseValidationError`` on a mismatch, answered as a logged 500) and written with
+    exactly the fields the operation gave: an optional field it left out stays out, not ``null``."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        kwargs["response_model_exclude_unset"] = True
+        super().__init__(path, endpoint, **kwargs)
+
+
+def checked(model: type[BaseModel], content: dict) -> dict:
+    """``content`` checked against ``model`` and written as a route's answer would be (for WebSocket
+    results); raises ``ValidationError`` when it does not match."""
+    return model.model_validate(content).model_dump(mode="json", exclude_unset=True)
 
 
 def error_response(status: int, code: str, message: str, **extra) -> JSONBytes:
@@ -77,6 +98,7 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                   default_response_class=JSONBytes, responses=ERRORS,
                   description="Next-character distributions from an adaptive character LSTM, for Dasher-style, "
                               "AAC and BCI frontends. See docs/API.md.")
+    app.router.route_class = CheckedRoute
     app.state.registry = registry
     origins = set(allow_origins or [])
 
@@ -112,81 +134,81 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
     # -- server ----------------------------------------------------------------------
     @app.get("/v1/health", response_model=s.Health, tags=["server"])
     async def health():
-        return JSONBytes(ops.health(registry))
+        return ops.health(registry)
 
     @app.get("/v1/model", response_model=s.ModelInfo, tags=["server"])
     async def model():
         """The model, its alphabet (distributions are in this symbol order), the floor and the limits."""
-        return JSONBytes(ops.model_info(registry))
+        return ops.model_info(registry)
 
     @app.post("/v1/predict", response_model=s.Distributions, tags=["stateless"])
     async def predict(req: s.PredictRequest):
         """Stateless: the next-character distribution after each context text (the base model, no adaptation)."""
-        return JSONBytes(await ops.predict(registry, req))
+        return await ops.predict(registry, req)
 
     # -- sessions --------------------------------------------------------------------
-    @app.get("/v1/sessions", tags=["sessions"])
+    @app.get("/v1/sessions", response_model=s.SessionList, tags=["sessions"])
     async def list_sessions():
-        return JSONBytes({"sessions": registry.list()})
+        return {"sessions": registry.list()}
 
     @app.post("/v1/sessions", response_model=s.SessionInfo, status_code=201, tags=["sessions"])
     async def open_session(req: Annotated[s.SessionCreate | None, Body()] = None):
         """Open a session (one per profile): its own predictor, learning from what is committed when ``adapt``."""
-        return JSONBytes(await ops.open_session(registry, req or s.SessionCreate()), status_code=201)
+        return await ops.open_session(registry, req or s.SessionCreate())
 
     @app.get("/v1/sessions/{sid}", response_model=s.SessionInfo, tags=["sessions"])
     async def session_info(sid: str):
-        return JSONBytes(session(sid).info())
+        return ops.session_info(session(sid))
 
-    @app.delete("/v1/sessions/{sid}", tags=["sessions"])
+    @app.delete("/v1/sessions/{sid}", response_model=s.Closed, tags=["sessions"])
     async def close_session(sid: str, save: bool = True):
         """Close a session, saving its profile unless ``save=false``."""
-        return JSONBytes(await registry.close(sid, save))
+        return await registry.close(sid, save)
 
     @app.post("/v1/sessions/{sid}/contexts", response_model=s.ContextInfo, status_code=201, tags=["contexts"])
     async def create_context(sid: str, req: s.ContextCreate):
         """A context handle: a new root (``text``) or ``symbols`` below a ``parent`` handle."""
-        return JSONBytes(await ops.create_context(session(sid), req), status_code=201)
+        return await ops.create_context(session(sid), req)
 
     @app.post("/v1/sessions/{sid}/contexts/batch", response_model=s.ContextBatchInfo, status_code=201,
               tags=["contexts"])
     async def create_contexts(sid: str, req: s.ContextBatch):
-        return JSONBytes(await ops.create_contexts(session(sid), req), status_code=201)
+        return await ops.create_contexts(session(sid), req)
 
-    @app.delete("/v1/sessions/{sid}/contexts/{handle}", response_model=s.Done, tags=["contexts"])
+    @app.delete("/v1/sessions/{sid}/contexts/{handle}", response_model=s.Ok, tags=["contexts"])
     async def release_context(sid: str, handle: int):
         """Release a context and every context below it."""
-        return JSONBytes(ops.release(session(sid), handle))
+        return ops.release(session(sid), handle)
 
     @app.post("/v1/sessions/{sid}/distributions", response_model=s.Distributions, tags=["contexts"])
     async def distributions(sid: str, req: s.DistributionsRequest):
         """Next-symbol distributions of context handles, computed in one batch."""
-        return JSONBytes(await ops.distributions(session(sid), req))
+        return await ops.distributions(session(sid), req)
 
     @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"])
     async def commit(sid: str, req: s.CommitRequest):
         """The user wrote ``text``: learn from it (contexts created afterwards use the updated weights)."""
-        return JSONBytes(await ops.commit(session(sid), req))
+        return await ops.commit(session(sid), req)
 
     @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"])
     async def delete(sid: str, req: s.DeleteRequest):
         """The user deleted ``count`` committed characters: learning on them is rolled back."""
-        return JSONBytes(await ops.delete(session(sid), req))
+        return await ops.delete(session(sid), req)
 
     @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"])
     async def reset(sid: str, req: Annotated[s.WaitRequest | None, Body()] = None):
         """A message boundary: what is committed next starts a new message."""
-        return JSONBytes(await ops.reset(session(sid), req or s.WaitRequest()))
+        return await ops.reset(session(sid), req or s.WaitRequest())
 
-    @app.post("/v1/sessions/{sid}/adapt", response_model=s.Done, tags=["adaptation"])
+    @app.post("/v1/sessions/{sid}/adapt", response_model=s.AdaptDone, tags=["adaptation"])
     async def adapt(sid: str, req: s.AdaptRequest):
         """Pause (``enabled: false``) or resume learning."""
-        return JSONBytes(await ops.adapt(session(sid), req))
+        return await ops.adapt(session(sid), req)
 
-    @app.post("/v1/sessions/{sid}/profile/save", tags=["adaptation"])
+    @app.post("/v1/sessions/{sid}/profile/save", response_model=s.Saved, tags=["adaptation"])
     async def save_profile(sid: str):
         """Save the session's profile now (closing the session or the server also saves it)."""
-        return JSONBytes(await ops.save_profile(session(sid)))
+        return await ops.save_profile(session(sid))
 
     @app.websocket("/v1/sessions/{sid}/ws")
     async def websocket(ws: WebSocket, sid: str):
@@ -216,7 +238,7 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
 
 # -- WebSocket messages ----------------------------------------------------------------
 WS_OPS = {
-    # op: (request model or None, function(session, request))
+    # op: (request model, function(session, request))
     "context": (s.ContextCreate, ops.create_context),
     "contexts": (s.ContextBatch, ops.create_contexts),
     "distributions": (s.DistributionsRequest, ops.distributions),
@@ -224,6 +246,11 @@ WS_OPS = {
     "delete": (s.DeleteRequest, ops.delete),
     "reset": (s.WaitRequest, ops.reset),
     "adapt": (s.AdaptRequest, ops.adapt),
+}
+WS_RESULTS: dict[str, type[BaseModel]] = {
+    # op: the model its result is checked against (that of the matching HTTP route)
+    "context": s.ContextInfo, "contexts": s.ContextBatchInfo, "distributions": s.Distributions, "commit": s.Done,
+    "delete": s.Done, "reset": s.Done, "adapt": s.AdaptDone, "release": s.Ok, "info": s.SessionInfo, "save": s.Saved,
 }
 
 
@@ -237,7 +264,7 @@ async def ws_message(registry: Registry, sid: str, message: dict) -> str:
             raise ApiError(400, "bad_message", "send JSON text messages, not binary")
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or an integer over Python's 4300 digits
             raise ApiError(400, "bad_json", f"message is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise ApiError(400, "bad_message", "a message is a JSON object with 'op' (and 'id' to match the reply)")
@@ -252,7 +279,7 @@ async def ws_message(registry: Registry, sid: str, message: dict) -> str:
                 raise ApiError(422, "invalid_request", "release takes {\"context\": HANDLE}")
             result = ops.release(session, handle)
         elif op == "info":
-            result = session.info()
+            result = ops.session_info(session)
         elif op == "save":
             result = await ops.save_profile(session)
         elif op in WS_OPS:
@@ -264,9 +291,8 @@ async def ws_message(registry: Registry, sid: str, message: dict) -> str:
                 raise ApiError(422, "invalid_request", message_, details=details) from None
             result = await fn(session, req)
         else:
-            known = sorted([*WS_OPS, "release", "info", "save"])
-            raise ApiError(400, "unknown_op", f"unknown op {op!r}; the ops are {', '.join(known)}")
-        return _dumps({"id": rid, "result": result})
+            raise ApiError(400, "unknown_op", f"unknown op {op!r}; the ops are {', '.join(sorted(WS_RESULTS))}")
+        return _dumps({"id": rid, "result": checked(WS_RESULTS[op], result)})
     except ApiError as exc:
         return _dumps({"id": rid, "status": exc.status, **exc.body()})
     except Exception as exc:  # the connection and the server go on

@@ -59,10 +59,12 @@ async def predict(registry: Registry, req: s.PredictRequest) -> dict:
 
 
 async def open_session(registry: Registry, req: s.SessionCreate) -> dict:
-    session = await registry.open(req.profile, req.adapt, req.model)
-    info = session.info()
-    info["notice"] = session.notice
-    return info
+    return session_info(await registry.open(req.profile, req.adapt, req.model))
+
+
+def session_info(session: ApiSession) -> dict:
+    """The session's state and what its user should know (``notice``)."""
+    return {**session.info(), "notice": session.notice}
 
 
 async def create_context(session: ApiSession, req: s.ContextCreate) -> dict:

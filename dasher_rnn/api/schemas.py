@@ -6,12 +6,13 @@ so a client's mistake is a 422 that names the field instead of a silent guess.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Format = Literal["log_probs", "counts"]
 Unknown = Literal["reject", "break"]
+SessionModel = Literal["hybrid", "rnn", "ppm"]
 
 FORMAT_DOC = ("log_probs: natural-log probabilities (float32 values) in alphabet order; counts: Dasher's integers, "
               "summing exactly to 65536 with every symbol at least the floor")
@@ -27,7 +28,7 @@ class SessionCreate(Strict):
     profile: str | None = Field(None, description="user profile to load and save (letters, digits, . _ -); "
                                                   "none: an anonymous session that saves nothing")
     adapt: bool = Field(True, description="learn from committed text")
-    model: Literal["hybrid", "rnn", "ppm"] = Field(
+    model: SessionModel = Field(
         "hybrid", description="'hybrid': the RNN mixed with an adaptive PPM that remembers the user's words (kept with "
                            "the profile); 'ppm': that PPM alone (Dasher's PPM, order 8)")
 
@@ -88,60 +89,167 @@ class PredictRequest(Strict):
     unknown: Unknown = Field("reject", description=UNKNOWN_DOC)
 
 
-# -- responses (documentation: the server writes its JSON directly) ---------------------------
+# -- responses ------------------------------------------------------------------------------
+# Each route and WebSocket op answers one of these, checked before it is sent (``extra="forbid"``,
+# strict types, finite floats): a body that drifts from its schema is a logged 500, never a silent
+# change to the contract published in /openapi.json. A field with a default of None is left out of
+# the answer when it does not apply (it is never sent as null unless its type says so).
+class Reply(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, ser_json_inf_nan="constants")
+
+
+Distribution = list[float] | list[int]
+DistributionList = list[list[float]] | list[list[int]]
+
+
+class ErrorDetail(BaseModel):
+    loc: list[str] = Field(description="where in the request (field names and list positions)")
+    msg: str
+    type: str
+
+
 class ErrorBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
     code: str = Field(description="stable, machine-readable")
     message: str = Field(description="what is wrong, for a person")
+    details: list[ErrorDetail] | None = Field(None, description="invalid_request: one entry per problem")
+    character: str | None = Field(None, description="unknown_character: the character")
+    position: int | None = Field(None, description="unknown_character: its position in the (normalised) text")
+    alphabet: str | None = Field(None, description="unknown_character: the alphabet's name")
+    symbols: str | None = Field(None, description="unknown_character: the alphabet's symbols")
+    session: str | None = Field(None, description="profile_in_use: the session holding the profile")
 
 
 class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
-class SessionInfo(BaseModel):
+class Health(Reply):
+    status: Literal["ok", "starting"]
+    sessions: int = Field(description="open sessions")
+    uptime_s: float
+
+
+class SymbolGroupInfo(Reply):
+    name: str
+    symbols: str
+
+
+class AlphabetInfo(Reply):
+    name: str
+    symbols: str = Field(description="every symbol, in the order of every distribution")
+    size: int
+    groups: list[SymbolGroupInfo]
+
+
+class LimitsInfo(Reply):
+    """What one client may ask for (the options of ``dasher-rnn serve``)."""
+
+    max_body_bytes: int = Field(description="one HTTP body or WebSocket message")
+    max_contexts: int = Field(description="contexts in one request (distributions, batch creation, predict)")
+    max_sessions: int = Field(description="open sessions")
+    max_handles: int = Field(description="context handles one session holds")
+    max_nodes: int = Field(description="context-tree nodes under one session's roots")
+    max_text: int = Field(description="characters of one text (a context's root, a commit, a delete count)")
+    max_symbols: int = Field(description="symbols appended below a parent in one context")
+
+
+class ModelInfo(Reply):
+    model: str = Field(description="the model folder's name")
+    alphabet: AlphabetInfo
+    architecture: dict[str, Any] = Field(description="the network's shape, as in the model's config.json")
+    validation_bpc: dict[str, float] | None = Field(description="bits/char on each validation source, when known")
+    total: int = Field(description="what counts sum to")
+    floor: float | None = Field(description="the uniform share every symbol gets in counts (null while starting)")
+    backend: str | None = Field(description="the stateless predictor's backend (null while starting)")
+    limits: LimitsInfo
+    api_version: str
+    program_version: str
+
+
+class Distributions(Reply):
+    format: Format
+    distributions: DistributionList = Field(description="one per context, in request order; " + FORMAT_DOC)
+
+
+class SessionSummary(Reply):
     session: str
     profile: str | None
+    model: SessionModel
     adapt: bool
-    contexts: int = 0
-    backend: str | None = None
-    weights_version: int | None = None
-    notice: str | None = Field(None, description="e.g. a broken profile that was set aside")
-    adaptation: dict | None = None
+    contexts: int = Field(description="context handles held")
 
 
-class ContextInfo(BaseModel):
+class SessionList(Reply):
+    sessions: list[SessionSummary]
+
+
+class AdaptationEvent(Reply):
+    model_config = ConfigDict(extra="allow")
+
+    event: str = Field(description="e.g. guard (an update undone) or rollback-beyond-ring; more fields by event")
+    offset: int = Field(description="committed characters when it happened")
+
+
+class AdaptationStats(Reply):
+    adapting: bool = Field(description="learning now (false when paused)")
+    profile: str | None
+    updates: int = Field(description="weight updates applied")
+    rollbacks: int = Field(description="updates undone because their characters were deleted")
+    guard_events: int = Field(description="updates undone because they made predictions worse")
+    committed: int = Field(description="characters of the current stream the learner has applied")
+    characters_adapted: int = Field(description="characters the profile has learned from, over its life")
+    events: list[AdaptationEvent] = Field(description="the latest events (up to 20)")
+    notice: str | None = Field(description="e.g. a broken profile set aside, an adaptation error")
+
+
+class SessionInfo(Reply):
+    session: str
+    profile: str | None
+    model: SessionModel
+    adapt: bool
+    contexts: int = Field(description="context handles held")
+    backend: str = Field(description="the session's predictor backend")
+    weights_version: int = Field(description="weight updates the session's predictor has applied")
+    notice: str | None = Field(description="what the user should know, e.g. a broken profile that was set aside")
+    adaptation: AdaptationStats | None = Field(None, description="the RNN's learning; absent when it does not learn "
+                                                                 "(ppm sessions, or no adaptation and no profile)")
+
+
+class Closed(Reply):
+    session: str
+    closed: bool
+    saved: bool = Field(description="the profile was saved (false without a profile or with save=false)")
+
+
+class ContextInfo(Reply):
     handle: int
-    distribution: list[float] | list[int] | None = None
+    distribution: Distribution | None = Field(None, description="when format was given")
 
 
-class ContextBatchInfo(BaseModel):
-    handles: list[int]
-    distributions: list[list[float]] | list[list[int]] | None = None
+class ContextBatchInfo(Reply):
+    handles: list[int] = Field(description="in request order")
+    distributions: DistributionList | None = Field(None, description="when format was given")
 
 
-class Distributions(BaseModel):
-    format: Format
-    distributions: list[list[float]] | list[list[int]]
+class Ok(Reply):
+    ok: bool
 
 
-class Done(BaseModel):
-    ok: bool = True
-    committed: int | None = None
-    weights_version: int | None = None
+class Done(Reply):
+    ok: bool
+    committed: int | None = Field(description="characters the learner has applied in this message stream (all of "
+                                              "them after wait); null when the RNN does not learn (ppm sessions)")
+    weights_version: int = Field(description="weight updates applied (the last may still be on its way)")
 
 
-class ModelInfo(BaseModel):
-    model: str
-    alphabet: dict
-    architecture: dict
-    total: int = Field(description="what counts sum to")
-    floor: float
-    backend: str | None
-    limits: dict
-    api_version: str
+class AdaptDone(Done):
+    adapting: bool = Field(description="learning now")
 
 
-class Health(BaseModel):
-    status: str
-    sessions: int
-    uptime_s: float
+class Saved(Reply):
+    ok: bool
+    profile: str
+    characters_adapted: int | None = Field(description="characters the profile's RNN has learned from; "
+                                                       "null for ppm sessions")
