@@ -157,7 +157,10 @@ def test_every_route_and_websocket_op_answers_what_its_schema_declares(api, spec
     s = "/v1/sessions/{sid}"
     opened = walk.call("POST", "/v1/sessions", {"profile": "walker", "model": "hybrid"}, status=201)
     ppm = walk.call("POST", "/v1/sessions", {"model": "ppm", "adapt": True}, status=201)
-    assert "adaptation" in opened and "adaptation" not in ppm  # an optional field left out, not null
+    static = walk.call("POST", "/v1/sessions", {"model": "rnn", "adapt": False}, status=201)
+    assert "adaptation" in opened and ppm["adaptation"]["learns"] == ["ppm"] and ppm["backend"] is None
+    assert "adaptation" not in static  # an optional field left out, not null
+    walk.call("DELETE", "/v1/sessions/{sid}", sid=static["session"])
     listed = walk.call("GET", "/v1/sessions")
     assert {row["session"] for row in listed["sessions"]} == {opened["session"], ppm["session"]}
     for sid in (opened["session"], ppm["session"]):

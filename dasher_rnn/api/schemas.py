@@ -193,7 +193,11 @@ class AdaptationEvent(Reply):
 
 
 class AdaptationStats(Reply):
+    """The session's Writer status (``WriterStatus``): what learns and what the learning has done."""
+
     adapting: bool = Field(description="learning now (false when paused)")
+    can_adapt: bool = Field(description="whether learning can be switched on in this session")
+    learns: list[Literal["rnn", "ppm", "mixing weights"]] = Field(description="what learns while adapting")
     profile: str | None
     updates: int = Field(description="weight updates applied")
     rollbacks: int = Field(description="updates undone because their characters were deleted")
@@ -210,11 +214,11 @@ class SessionInfo(Reply):
     model: SessionModel
     adapt: bool
     contexts: int = Field(description="context handles held")
-    backend: str = Field(description="the session's predictor backend")
+    backend: str | None = Field(description="the session's RNN predictor backend (null for ppm sessions: no RNN)")
     weights_version: int = Field(description="weight updates the session's predictor has applied")
     notice: str | None = Field(description="what the user should know, e.g. a broken profile that was set aside")
-    adaptation: AdaptationStats | None = Field(None, description="the RNN's learning; absent when it does not learn "
-                                                                 "(ppm sessions, or no adaptation and no profile)")
+    adaptation: AdaptationStats | None = Field(None, description="the session's learning; absent when nothing can "
+                                                                 "learn (no adaptation and no profile)")
 
 
 class Closed(Reply):

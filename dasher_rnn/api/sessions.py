@@ -134,8 +134,8 @@ class ApiSession:
         status = self.writer.status()
         out = {"session": self.id, "profile": self.profile, "model": self.model, "adapt": self.adapt,
                "contexts": len(self.handles), "backend": status.backend, "weights_version": status.weights_version}
-        if status.can_adapt:
-            out["adaptation"] = status.to_json()
+        if status.can_adapt:  # the session's own fields already say model, backend and weights version
+            out["adaptation"] = {k: v for k, v in status.to_json().items() if k not in ("model", "backend", "weights_version")}
         return out
 
     # -- handles ---------------------------------------------------------------------
