@@ -207,6 +207,21 @@ def test_gaze_datagrams_move_the_pointer(qtbot, settings_path):
     assert window.gaze is None and window.controller.prefs.input == "mouse"
 
 
+def test_bad_gaze_datagrams_reach_the_status_bar_and_gaze_goes_on(qtbot, settings_path):
+    """Issue 21: a 401-digit integer killed the receiver; the app stayed paused and showed nothing."""
+    window = open_window(qtbot, input="gaze-udp", gaze_port=0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b'{"x": ' + b"1" * 401 + b', "y": 0.5}', ("127.0.0.1", window.gaze.port))
+        sock.sendto(b"0.5 0.5", ("127.0.0.1", window.gaze.port))
+        qtbot.waitUntil(lambda: window.gaze.received > 0 and window.gaze.rejected > 0, timeout=5000)
+    window.update_status()
+    assert "Gaze over UDP: 1 bad datagram ignored" in window.notice and "too large" in window.notice
+    window.tick(DT)
+    assert window.view.pointer_screen is not None
+    window.set_input("mouse")
+    assert "bad datagram" not in window.notice
+
+
 def test_a_missing_eye_tracker_falls_back_to_the_mouse(qtbot, settings_path):
     if importlib.util.find_spec("tobii_research") is not None:
         pytest.skip("tobii-research is installed")
