@@ -20,13 +20,14 @@ from pathlib import Path
 
 import platformdirs
 
+from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 
 log = logging.getLogger(__name__)
 
 ENV_VAR = "DASHER_RNN_CONFIG"
 FILE_NAME = "settings.json"
-INPUTS = ("mouse", "gaze-udp", "tobii")
+INPUTS = ("mouse", "gaze-udp", "tobii", "dasher-socket")
 COLOUR_SCHEMES = ("default", "high-contrast")
 SPEED_RANGE = (0.1, 8.0)  # bits per second; out-of-range speeds are clamped, not reset
 
@@ -56,6 +57,10 @@ def _name(value):
     return value
 
 
+def _label(value):
+    return check_label(value)  # Dasher's socket input: non-empty, no control characters, at most 128 bytes
+
+
 def _flag(value):
     if not isinstance(value, bool):
         raise ValueError("not true or false")
@@ -82,6 +87,16 @@ class Preferences:
     auto_speed: bool = field(default=True, metadata={"check": _flag})
     input: str = field(default="mouse", metadata={"check": _choice(*INPUTS)})
     gaze_port: int = field(default=5577, metadata={"check": _number(1, 65535, integer=True)})
+    # Dasher's socket input (see dasher_rnn/input/dasher_socket.py): its port, the labels of the x and y lines, and
+    # the values that map to the writing area's left and right (x) and top and bottom (y) edges; min = max is
+    # refused when the input starts
+    socket_port: int = field(default=20320, metadata={"check": _number(1, 65535, integer=True)})
+    socket_x_label: str = field(default="x", metadata={"check": _label})
+    socket_y_label: str = field(default="y", metadata={"check": _label})
+    socket_x_min: float = field(default=0.0, metadata={"check": _number(-RANGE_LIMIT, RANGE_LIMIT)})
+    socket_x_max: float = field(default=1.0, metadata={"check": _number(-RANGE_LIMIT, RANGE_LIMIT)})
+    socket_y_min: float = field(default=0.0, metadata={"check": _number(-RANGE_LIMIT, RANGE_LIMIT)})
+    socket_y_max: float = field(default=1.0, metadata={"check": _number(-RANGE_LIMIT, RANGE_LIMIT)})
     preset: str = field(default="mouse", metadata={"check": _choice(*PRESETS)})
     profile: str = field(default="default", metadata={"check": _name})
     adaptation: bool = field(default=True, metadata={"check": _flag})

@@ -208,3 +208,43 @@ def test_close_frees_the_port():
     src.close()
     assert not src.alive and src.problems() == ""
     DasherSocketSource(port=port).close()
+
+
+# -- preferences and the command line ------------------------------------------------------------
+
+def test_socket_preferences_default_to_dashers_and_bad_ones_fall_back():
+    from dasher_rnn.settings import Preferences
+
+    prefs, problems = Preferences.from_dict({})
+    assert (prefs.socket_port, prefs.socket_x_label, prefs.socket_y_label) == (20320, "x", "y")
+    assert (prefs.socket_x_min, prefs.socket_x_max, prefs.socket_y_min, prefs.socket_y_max) == (0.0, 1.0, 0.0, 1.0)
+    prefs, problems = Preferences.from_dict({"input": "dasher-socket", "socket_x_label": "a\nb", "socket_y_label": "",
+                                             "socket_x_min": -100, "socket_x_max": "wide", "socket_port": 0})
+    assert prefs.input == "dasher-socket" and prefs.socket_x_min == -100.0
+    assert (prefs.socket_x_label, prefs.socket_y_label, prefs.socket_x_max, prefs.socket_port) == ("x", "y", 1.0, 20320)
+    assert len(problems) == 4
+
+
+def test_app_options_set_the_input_preferences(monkeypatch):
+    import dasher_rnn.ui.app as app
+    from dasher_rnn.cli import main
+
+    calls = []
+    monkeypatch.setattr(app, "run_app", lambda *args, **kwargs: calls.append(kwargs) or 0)
+    assert main(["app", "--input", "dasher-socket", "--socket-port", "4444", "--socket-x-label", "XCoordinate",
+                 "--socket-y-range", "512", "0"]) == 0
+    assert calls[-1]["prefs_overrides"] == {"input": "dasher-socket", "socket_port": 4444,
+                                            "socket_x_label": "XCoordinate", "socket_y_min": 512.0, "socket_y_max": 0.0}
+    assert main(["app"]) == 0 and calls[-1]["prefs_overrides"] == {}
+
+
+def test_app_options_refuse_unusable_values(monkeypatch, capsys):
+    import dasher_rnn.ui.app as app
+    from dasher_rnn.cli import main
+
+    monkeypatch.setattr(app, "run_app", lambda *args, **kwargs: pytest.fail("should not start"))
+    assert main(["app", "--socket-x-range", "3", "3"]) == 2
+    assert "both 3.0" in capsys.readouterr().err
+    for bad in (["--socket-port", "70000"], ["--socket-y-label", ""], ["--input", "keyboard"]):
+        with pytest.raises(SystemExit):
+            main(["app", *bad])

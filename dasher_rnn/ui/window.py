@@ -39,7 +39,8 @@ from dasher_rnn.zoom.model import Frame
 
 log = logging.getLogger(__name__)
 
-INPUT_LABELS = {"mouse": "Mouse", "gaze-udp": "Gaze over UDP", "tobii": "Tobii eye tracker"}
+INPUT_LABELS = {"mouse": "Mouse", "gaze-udp": "Gaze over UDP", "tobii": "Tobii eye tracker",
+                "dasher-socket": "Dasher socket"}
 SCHEME_LABELS = {"default": "Default", "high-contrast": "High contrast"}
 DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
@@ -360,7 +361,7 @@ class MainWindow(QMainWindow):
             self.set_notice("input", "")
         else:
             try:
-                self.gaze = open_gaze_source(name, prefs.gaze_port, self.controller.preset)
+                self.gaze = open_gaze_source(name, prefs, self.controller.preset)
             except GazeSourceError as exc:
                 self.set_notice("input", f"{INPUT_LABELS[name]}: {exc}; using the mouse.")
                 name = "mouse"
