@@ -185,3 +185,13 @@ def test_an_over_long_datagram_is_rejected_whole(source, sender):
     send(sender, source, "0.5 0.5")
     wait_for(lambda: source.received == 1 and source.rejected == 1)
     assert "too long" in source.problems()
+
+
+def test_a_receiver_that_stopped_says_so(sender, monkeypatch):
+    monkeypatch.setattr(GazeUDPSource, "_handle", lambda self, data: (_ for _ in ()).throw(SystemExit))
+    monkeypatch.setattr("threading.excepthook", lambda args: None)  # the thread's end is the point here
+    with GazeUDPSource(port=0) as src:
+        send(sender, src, "0.5 0.5")
+        wait_for(lambda: not src.alive)
+        assert "Gaze over UDP: stopped receiving" in src.problems()
+    assert src.problems() == ""  # closed on purpose: nothing to report
