@@ -377,17 +377,66 @@ def _add_model_choice(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-adapt", action="store_true", help="do not learn from committed text")
 
 
+def _port(text: str) -> int:
+    port = int(text)
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a UDP port is from 1 to 65535, not {port}")
+    return port
+
+
+def _socket_label(text: str) -> str:
+    from dasher_rnn.input.dasher_socket import check_label
+
+    try:
+        return check_label(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_app(sub: argparse._SubParsersAction) -> None:
+    from dasher_rnn.settings import INPUTS
+
     p = sub.add_parser("app", help="the writing window (also what `dasher-rnn` with no command opens)")
     _add_model_choice(p)
     p.add_argument("--settings", default=None, help="settings file (default: the user config folder)")
+    inputs = p.add_argument_group("input", "what moves the pointer; these set the preferences of the same names, "
+                                           "which are remembered as if chosen in the window")
+    inputs.add_argument("--input", choices=INPUTS,
+                        help="mouse; gaze over UDP (a bridge sends gaze points); a Tobii eye tracker; or Dasher's "
+                             "socket input (trackers and bridges written for Dasher)")
+    inputs.add_argument("--gaze-port", type=_port, help="UDP port of the gaze-udp input (default 5577)")
+    inputs.add_argument("--socket-port", type=_port, help="UDP port of the dasher-socket input (default 20320)")
+    inputs.add_argument("--socket-x-label", type=_socket_label, metavar="LABEL",
+                        help="dasher-socket: label of the lines carrying x (default: x)")
+    inputs.add_argument("--socket-y-label", type=_socket_label, metavar="LABEL",
+                        help="dasher-socket: label of the lines carrying y (default: y)")
+    inputs.add_argument("--socket-x-range", type=float, nargs=2, metavar=("MIN", "MAX"),
+                        help="dasher-socket: x values at the left and right edges of the writing area (default: 0 1)")
+    inputs.add_argument("--socket-y-range", type=float, nargs=2, metavar=("MIN", "MAX"),
+                        help="dasher-socket: y values at the top and bottom edges of the writing area (default: 0 1)")
     p.set_defaults(func=_cmd_app)
 
 
+def _app_input_prefs(args: argparse.Namespace) -> dict[str, object]:
+    """The input preferences given on the command line (ValueError for an unusable range)."""
+    from dasher_rnn.input.dasher_socket import check_range
+
+    prefs: dict[str, object] = {name: getattr(args, name) for name in
+                                ("input", "gaze_port", "socket_port", "socket_x_label", "socket_y_label")
+                                if getattr(args, name) is not None}
+    for axis in ("x", "y"):
+        given = getattr(args, f"socket_{axis}_range")
+        if given is not None:
+            prefs[f"socket_{axis}_min"], prefs[f"socket_{axis}_max"] = check_range(*given, axis=axis)
+    return prefs
+
+
 def _cmd_app(args: argparse.Namespace) -> int:
+    overrides = _app_input_prefs(args)
     from dasher_rnn.ui.app import run_app
 
-    return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings)
+    return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings,
+                   prefs_overrides=overrides)
 
 
 def _add_simulate(sub: argparse._SubParsersAction) -> None:

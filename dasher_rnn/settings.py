@@ -36,6 +36,7 @@ from pydantic import (
     field_validator,
 )
 
+from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.zoom.controller import REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
 
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 ENV_VAR = "DASHER_RNN_CONFIG"
 FILE_NAME = "settings.json"
-INPUTS = ("mouse", "gaze-udp", "tobii")
+INPUTS = ("mouse", "gaze-udp", "tobii", "dasher-socket")
 COLOUR_SCHEMES = ("default", "high-contrast")
 FONT_SIZE_RANGE = (6, 96)
 _PROBLEMS = "problems"  # validation context key: a list that collects what was repaired (lenient loading)
@@ -98,6 +99,9 @@ def _clamp_speed(value: float, info: ValidationInfo) -> float:
 
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_non_blank)]
 Speed = Annotated[float, BeforeValidator(_infinite_if_huge), AfterValidator(_clamp_speed)]
+Label = Annotated[str, AfterValidator(check_label)]  # Dasher's socket input: non-empty, no control characters
+SocketValue = Annotated[float, BeforeValidator(_infinite_if_huge), Field(ge=-RANGE_LIMIT, le=RANGE_LIMIT,
+                                                                         allow_inf_nan=False)]
 
 
 def _bounded(bounds: tuple[float, float]) -> Any:
@@ -116,6 +120,16 @@ class Preferences(BaseModel):
     auto_speed: bool = _ENGINE.auto_speed
     input: Literal[INPUTS] = "mouse"
     gaze_port: Annotated[int, Field(ge=1, le=65535)] = 5577
+    # Dasher's socket input (see dasher_rnn/input/dasher_socket.py): its port, the labels of the x and y lines, and
+    # the values that map to the writing area's left and right (x) and top and bottom (y) edges; min = max is
+    # refused when the input starts
+    socket_port: Annotated[int, Field(ge=1, le=65535)] = 20320
+    socket_x_label: Label = "x"
+    socket_y_label: Label = "y"
+    socket_x_min: SocketValue = 0.0
+    socket_x_max: SocketValue = 1.0
+    socket_y_min: SocketValue = 0.0
+    socket_y_max: SocketValue = 1.0
     preset: Literal[tuple(PRESETS)] = _ENGINE.preset
     profile: Name = "default"
     adaptation: bool = True

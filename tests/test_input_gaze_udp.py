@@ -129,3 +129,69 @@ def test_parse_datagram():
     with pytest.raises(BadDatagram) as info:
         parse_datagram(b'{"y": 1}')
     assert info.value.kind == "missing x or y"
+
+
+# Issue 21, item 1: one datagram ended gaze input (the receiver thread died, the app stayed paused).
+HUGE_INT = b'{"x": ' + b"1" * 401 + b', "y": 0.5}'  # 418 bytes: OverflowError in math.isfinite
+DEEP = b'{"x": ' + b"[" * 1500 + b"]" * 1500 + b', "y": 0.5}'  # 3 KB of nesting: RecursionError in json
+
+
+@pytest.mark.parametrize("payload", [HUGE_INT, DEEP, b"1" * 401 + b" 0.5", b'{"x": 0.5, "y": 0.5, "t": -' + b"9" * 400 + b"}",
+                                     b"0.5 0.5 " + b"1" * 5000])
+def test_huge_numbers_and_deep_nesting_are_bad_datagrams(payload):
+    with pytest.raises(BadDatagram):
+        parse_datagram(payload)
+
+
+def test_one_bad_datagram_does_not_end_gaze_input(source, sender):
+    assert len(HUGE_INT) == 418 and len(DEEP) > 3000
+    send(sender, source, HUGE_INT)
+    send(sender, source, DEEP)
+    send(sender, source, "0.25 0.75")
+    wait_for(lambda: source.received == 1)
+    assert source.rejected == 2 and source._thread.is_alive()
+    assert (source.latest().x, source.latest().y) == (0.25, 0.75)
+
+
+def test_an_exception_in_the_handler_is_counted_and_reported(source, sender, monkeypatch, caplog):
+    import dasher_rnn.input.gaze_udp as gaze_udp
+
+    real = gaze_udp.parse_datagram
+
+    def flaky(data):
+        if data == b"boom":
+            raise MemoryError("the parser ran out of memory")
+        return real(data)
+
+    monkeypatch.setattr(gaze_udp, "parse_datagram", flaky)
+    send(sender, source, b"boom")
+    send(sender, source, b"boom")
+    send(sender, source, "0.5 0.5")
+    wait_for(lambda: source.received == 1)
+    assert source.rejected == 2 and source._thread.is_alive()
+    assert "MemoryError" in source.problems() and "2 bad datagrams" in source.problems()
+    assert sum("MemoryError" in r.getMessage() for r in caplog.records) == 1  # logged once, with its traceback
+
+
+def test_problems_are_reported_for_the_status_bar(source, sender):
+    assert source.problems() == ""
+    send(sender, source, b"{not json")
+    wait_for(lambda: source.rejected == 1)
+    assert source.problems().startswith("Gaze over UDP: 1 bad datagram ignored") and "not JSON" in source.problems()
+
+
+def test_an_over_long_datagram_is_rejected_whole(source, sender):
+    send(sender, source, b'{"x": 0.5, "y": 0.5, "pad": "' + b" " * 5000 + b'"}')
+    send(sender, source, "0.5 0.5")
+    wait_for(lambda: source.received == 1 and source.rejected == 1)
+    assert "too long" in source.problems()
+
+
+def test_a_receiver_that_stopped_says_so(sender, monkeypatch):
+    monkeypatch.setattr(GazeUDPSource, "_handle", lambda self, data: (_ for _ in ()).throw(SystemExit))
+    monkeypatch.setattr("threading.excepthook", lambda args: None)  # the thread's end is the point here
+    with GazeUDPSource(port=0) as src:
+        send(sender, src, "0.5 0.5")
+        wait_for(lambda: not src.alive)
+        assert "Gaze over UDP: stopped receiving" in src.problems()
+    assert src.problems() == ""  # closed on purpose: nothing to report

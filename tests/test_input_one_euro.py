@@ -1,7 +1,10 @@
+import math
 import random
 import statistics
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dasher_rnn.input.one_euro import OneEuroFilter
 
@@ -58,3 +61,34 @@ def test_bad_parameters_and_input_raise_clear_errors():
         OneEuroFilter(min_cutoff=0)
     with pytest.raises(ValueError, match="non-finite"):
         OneEuroFilter().filter(float("nan"), 0.0, 0.0)
+
+
+def test_a_sub_microsecond_step_does_not_make_nan():
+    """Issue 21: ``0.1 0.1 0`` then ``0.9 0.9 5e-324`` made the output NaN for ever."""
+    f = OneEuroFilter()
+    f.filter(0.1, 0.1, 0.0)
+    assert f.filter(0.9, 0.9, 5e-324) == (0.1, 0.1)  # too close to tell a speed from: the previous output
+    x, y = f.filter(0.9, 0.9, 1 / RATE)
+    assert 0.1 < x < 0.9 and 0.1 < y < 0.9  # and the filter still follows
+
+
+def test_a_step_that_overflows_restarts_from_the_point():
+    f = OneEuroFilter()
+    f.filter(-1e308, 0.0, -1e308)
+    assert f.filter(1e308, 0.5, 1e308) == (1e308, 0.5)  # dt and the speed overflow: start afresh
+    f.filter(-1e308, 0.0, 1e308 + 1e293)
+    assert all(math.isfinite(v) for v in f.filter(0.0, 0.0, 1e308 + 2e293))
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+times = st.one_of(finite, st.sampled_from([0.0, 5e-324, -5e-324, 1e-310, 1e-7]))  # and steps too small for a speed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(finite, finite, times), max_size=30),
+       st.floats(1e-3, 10.0), st.floats(0.0, 10.0))
+def test_any_finite_input_gives_finite_output(points, min_cutoff, beta):
+    f = OneEuroFilter(min_cutoff=min_cutoff, beta=beta)
+    for x, y, t in points:
+        out = f.filter(x, y, t)
+        assert all(math.isfinite(v) for v in out), (x, y, t, out)

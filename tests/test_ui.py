@@ -227,6 +227,47 @@ def test_gaze_datagrams_move_the_pointer(qtbot, settings_path):
     assert window.gaze is None and window.prefs.input == "mouse"
 
 
+def test_bad_gaze_datagrams_reach_the_status_bar_and_gaze_goes_on(qtbot, settings_path):
+    """Issue 21: a 401-digit integer killed the receiver; the app stayed paused and showed nothing."""
+    window = open_window(qtbot, input="gaze-udp", gaze_port=0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b'{"x": ' + b"1" * 401 + b', "y": 0.5}', ("127.0.0.1", window.gaze.port))
+        sock.sendto(b"0.5 0.5", ("127.0.0.1", window.gaze.port))
+        qtbot.waitUntil(lambda: window.gaze.received > 0 and window.gaze.rejected > 0, timeout=5000)
+    window.update_status()
+    assert "Gaze over UDP: 1 bad datagram ignored" in window.notice and "too large" in window.notice
+    window.tick(DT)
+    assert window.view.pointer_screen is not None
+    window.set_input("mouse")
+    assert "bad datagram" not in window.notice
+
+
+def test_dasher_socket_lines_move_the_pointer_in_the_writing_area(qtbot, settings_path):
+    window = open_window(qtbot, input="dasher-socket", socket_port=0, socket_x_label="XCoordinate",
+                         socket_y_label="YCoordinate", socket_x_min=-100.0, socket_x_max=100.0, socket_y_min=512.0,
+                         socket_y_max=0.0)
+    assert window.gaze is not None and window.input_box.currentData() == "dasher-socket"
+    assert "Listening for Dasher socket input on UDP port" in window.notice
+    view = window.view
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b"XCoordinate 50\nYCoordinate 128\nOtherData 12s\nYCoordinate nan\n",
+                    ("127.0.0.1", window.gaze.port))
+        qtbot.waitUntil(lambda: window.gaze.received > 0, timeout=5000)
+    window.tick(DT)
+    # x: 50 in -100..100 is three quarters across; y: 128 in 512..0 (inverted) is three quarters down
+    assert view.pointer_screen == pytest.approx((0.75 * view.width(), 0.75 * view.height()))
+    window.update_status()
+    assert "Dasher socket input: 1 bad line ignored (last: value is NaN" in window.notice
+    window.set_input("mouse")
+    assert window.gaze is None and "Dasher socket" not in window.notice
+
+
+def test_unusable_socket_ranges_fall_back_to_the_mouse_with_a_message(qtbot, settings_path):
+    window = open_window(qtbot, input="dasher-socket", socket_port=0, socket_x_min=0.5, socket_x_max=0.5)
+    assert window.gaze is None and window.input_box.currentData() == "mouse"
+    assert "Dasher socket" in window.notice and "must not be empty" in window.notice
+
+
 def test_a_missing_eye_tracker_falls_back_to_the_mouse(qtbot, settings_path):
     if importlib.util.find_spec("tobii_research") is not None:
         pytest.skip("tobii-research is installed")

@@ -1,9 +1,10 @@
 """What every gaze source shares: clamping, smoothing, the newest sample, staleness and bad-data counting.
 
 Subclasses (the UDP bridge, the Tobii adapter) receive samples on their own thread and call ``_push``
-(a point), ``_lost`` (the tracker lost the eyes) or ``_reject`` (bad data). The UI thread polls
-``latest()``, which returns None when the newest sample is older than ``stale_after``: the app pauses
-when the gaze leaves the screen or the tracker stops.
+(a point), ``_lost`` (the tracker lost the eyes), ``_reject`` (bad data) or ``_fail`` (an unexpected
+exception while handling data, which must not end the input). The UI thread polls ``latest()``, which
+returns None when the newest sample is older than ``stale_after``: the app pauses when the gaze leaves
+the screen or the tracker stops. ``problems()`` says what went wrong, for the status bar.
 """
 
 from __future__ import annotations
@@ -31,17 +32,23 @@ class GazeSample:
     """A smoothed gaze point normalised to the screen (0..1, left to right, top to bottom).
 
     t is the sample time from the tracker (seconds, its own clock); received_at is ``time.monotonic()``
-    when it arrived, which is what staleness is measured against.
+    when it arrived, which is what staleness is measured against. Sources that address the writing
+    area rather than the screen (Dasher's socket input) set ``space`` to "view".
     """
 
     x: float
     y: float
     t: float
     received_at: float
+    space: str = "screen"  # what x and y are normalised to: "screen" (gaze) or "view" (Dasher's socket input)
 
 
 class GazeSource:
     """Base class of gaze sources; see the module docstring."""
+
+    label = "Gaze"  # names the source in messages for the user
+    bad_unit = "datagram"  # what one rejected piece of data is called in problems()
+    space = "screen"  # see GazeSample.space
 
     def __init__(self, smoothing: OneEuroFilter | None = None, stale_after: float = 0.5,
                  on_sample: Callable[[GazeSample], None] | None = None) -> None:
@@ -52,7 +59,8 @@ class GazeSource:
         self.on_sample = on_sample  # called on the source's thread: GUI code must hand it over to its own thread
         self.received = 0  # samples accepted
         self.lost = 0  # samples flagged invalid by the tracker (blinks, eyes lost)
-        self.rejected = 0  # malformed data, ignored
+        self.rejected = 0  # malformed data (or data whose handling failed), ignored
+        self.last_problem: str | None = None  # the newest reason for a rejection, for the status bar
         self._latest: GazeSample | None = None
         self._warned: set[str] = set()
 
@@ -62,6 +70,18 @@ class GazeSource:
         if sample is None or time.monotonic() - sample.received_at > self.stale_after:
             return None
         return sample
+
+    @property
+    def description(self) -> str:
+        """What the source is doing, for the status bar."""
+        return "Listening for gaze"
+
+    def problems(self) -> str:
+        """Bad data so far, in one line for the status bar; empty when there was none."""
+        if not self.rejected:
+            return ""
+        unit = self.bad_unit if self.rejected == 1 else self.bad_unit + "s"
+        return f"{self.label}: {self.rejected} bad {unit} ignored (last: {self.last_problem})"
 
     def close(self) -> None:
         """Stop receiving; subclasses release their resources."""
@@ -86,7 +106,7 @@ class GazeSource:
             if previous is None or now - previous.received_at > self.stale_after or t < previous.t - self.stale_after:
                 self.smoothing.reset()
             x, y = self.smoothing.filter(x, y, t)
-        sample = GazeSample(x, y, t, now)
+        sample = GazeSample(x, y, t, now, self.space)
         self._latest = sample  # one reference assignment: the UI thread reads it without a lock
         self.received += 1
         if self.on_sample is not None:
@@ -101,7 +121,23 @@ class GazeSource:
     def _reject(self, kind: str, detail: str) -> None:
         """Count bad data; warn once per kind so a broken bridge cannot flood the log."""
         self.rejected += 1
+        self.last_problem = f"{kind}: {_shorten(detail)}"
         if kind not in self._warned:
             self._warned.add(kind)
             log.warning("%s: ignoring bad gaze data (%s): %s (further %s errors are counted, not logged)",
                         type(self).__name__, kind, detail[:200], kind)
+
+    def _fail(self, exc: Exception) -> None:
+        """Count data whose handling raised (a bug, or memory running out): the source keeps going; the
+        first failure of each type is logged with its traceback."""
+        self.rejected += 1
+        kind = type(exc).__name__
+        self.last_problem = f"internal error: {kind}: {_shorten(str(exc))}"
+        if kind not in self._warned:
+            self._warned.add(kind)
+            log.error("%s: handling gaze data failed (further %s errors are counted, not logged)",
+                      type(self).__name__, kind, exc_info=exc)
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -14,9 +14,11 @@ Message format (the public contract for eye-tracker bridges), one message per da
 - plain text, for simple scripts: ``x y`` or ``x y t``, numbers separated by spaces,
   e.g. ``0.42 0.61`` or ``0.42 0.61 1763712000.125``.
 
-Listens on 127.0.0.1:5577 by default. Bad datagrams (not UTF-8, not JSON, missing or non-finite x or y)
-are counted in ``rejected`` and logged once per kind, never raised. When no sample has arrived for
-``stale_after`` seconds, ``latest()`` returns None and the app pauses.
+Listens on 127.0.0.1:5577 by default. Bad datagrams (over 4096 bytes, not UTF-8, not JSON, nested
+deeper than a message can be, missing or non-finite x or y, numbers too large for a float) are counted in
+``rejected`` and logged once per kind, never raised, and the newest reason reaches the status bar
+(``problems()``). When no sample has arrived for ``stale_after`` seconds, ``latest()`` returns None and
+the app pauses.
 
 Example bridge::
 
@@ -29,17 +31,15 @@ from __future__ import annotations
 
 import json
 import math
-import socket
-import threading
 import time
 from collections.abc import Callable
 
-from dasher_rnn.input.gaze import GazeSample, GazeSource, GazeSourceError
+from dasher_rnn.input.gaze import GazeSample
 from dasher_rnn.input.one_euro import OneEuroFilter
+from dasher_rnn.input.udp import UDPSource
 
 DEFAULT_PORT = 5577
 MAX_DATAGRAM = 4096
-_POLL = 0.1  # seconds between checks for close() while no datagram arrives
 
 
 class BadDatagram(ValueError):
@@ -52,17 +52,33 @@ class BadDatagram(ValueError):
 
 def _number(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise BadDatagram("bad field", f"{name} is not a number: {value!r}")
-    if not math.isfinite(value):
-        raise BadDatagram("non-finite", f"{name} = {value!r}")
-    return float(value)
+        raise BadDatagram("bad field", f"{name} is not a number: {str(value)[:80]!r}")
+    try:
+        number = float(value)  # a JSON integer can be any size: 401 digits overflow a float
+    except OverflowError:
+        raise BadDatagram("non-finite", f"{name} is an integer too large for a float") from None
+    if not math.isfinite(number):
+        raise BadDatagram("non-finite", f"{name} = {number!r}")
+    return number
 
 
 def parse_datagram(data: bytes) -> tuple[float, float, float | None] | None:
     """(x, y, t or None) from one datagram; None for a lost sample (``"valid": false``).
 
-    Raises BadDatagram for anything not in the message format.
+    Raises BadDatagram for anything not in the message format, and nothing else: whatever is in the
+    datagram, an error from parsing it becomes a BadDatagram.
     """
+    try:
+        return _parse(data)
+    except BadDatagram:
+        raise
+    except Exception as exc:  # a defect of the parser must cost one datagram, not the input
+        raise BadDatagram("unparsable", f"{type(exc).__name__}: {str(exc)[:80]}") from exc
+
+
+def _parse(data: bytes) -> tuple[float, float, float | None] | None:
+    if len(data) > MAX_DATAGRAM:
+        raise BadDatagram("too long", f"{len(data)} bytes, at most {MAX_DATAGRAM}")
     try:
         text = data.decode("utf-8").strip()
     except UnicodeDecodeError as exc:
@@ -70,6 +86,8 @@ def parse_datagram(data: bytes) -> tuple[float, float, float | None] | None:
     if text.startswith("{"):
         try:
             message = json.loads(text)
+        except RecursionError:  # nesting deeper than the interpreter's stack, in 4 KB: never a gaze message
+            raise BadDatagram("not JSON", f"nested too deeply: {text[:80]!r}") from None
         except ValueError as exc:
             raise BadDatagram("not JSON", f"{exc}: {text[:80]!r}") from None
         if not isinstance(message, dict):
@@ -95,33 +113,15 @@ def parse_datagram(data: bytes) -> tuple[float, float, float | None] | None:
     return values[0], values[1], values[2] if len(values) == 3 else None
 
 
-class GazeUDPSource(GazeSource):
+class GazeUDPSource(UDPSource):
     """Listens for gaze datagrams on a daemon thread; ``port=0`` picks a free port (see ``.port``)."""
+
+    label = "Gaze over UDP"
+    listens_for = "gaze"
 
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, smoothing: OneEuroFilter | None = None,
                  stale_after: float = 0.5, on_sample: Callable[[GazeSample], None] | None = None) -> None:
-        super().__init__(smoothing, stale_after, on_sample)
-        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            self._sock.bind((host, port))
-        except (OSError, OverflowError) as exc:
-            self._sock.close()
-            raise GazeSourceError(f"cannot listen for gaze data on {host}:{port}: {exc}") from exc
-        self._sock.settimeout(_POLL)
-        self.host, self.port = host, self._sock.getsockname()[1]
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"gaze-udp:{self.port}", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data = self._sock.recv(MAX_DATAGRAM)
-            except TimeoutError:
-                continue
-            except OSError:  # socket closed under us
-                break
-            self._handle(data)
+        super().__init__(host, port, smoothing, stale_after, on_sample)
 
     def _handle(self, data: bytes) -> None:
         """Process one datagram: a point, a lost sample or a rejected one."""
@@ -135,10 +135,3 @@ class GazeUDPSource(GazeSource):
             return
         x, y, t = point
         self._push(x, y, time.time() if t is None else t)
-
-    def close(self) -> None:
-        """Stop the receiver thread and close the socket (idempotent)."""
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=2.0)
-        self._sock.close()

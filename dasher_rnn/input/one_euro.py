@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+MIN_DT = 1e-6  # seconds: no tracker samples at a megahertz; closer samples cannot give a speed (0.8 / 5e-324 is inf)
+
 
 def _alpha(cutoff: float, dt: float) -> float:
     tau = 1.0 / (2.0 * math.pi * cutoff)
@@ -33,23 +35,34 @@ class OneEuroFilter:
         self._dx = self._dy = 0.0
 
     def filter(self, x: float, y: float, t: float) -> tuple[float, float]:
-        """Smoothed position for the point (x, y) sampled at t seconds.
+        """Smoothed position for the point (x, y) sampled at t seconds; always finite.
 
-        A timestamp not after the previous one (duplicate or reordered sample) returns the previous output.
+        Non-finite input raises ValueError. A timestamp less than ``MIN_DT`` after the previous one (a
+        duplicate, a reordered sample, or two samples too close to tell a speed from) returns the previous
+        output and leaves the state alone. If a step would leave the state non-finite (timestamps or
+        coordinates so far apart that their difference overflows), the filter restarts from this point.
         """
         if not all(math.isfinite(v) for v in (x, y, t)):
             raise ValueError(f"1-euro filter: non-finite input ({x}, {y}, {t})")
         if self._t is None:
-            self._t, self._x, self._y = t, x, y
-            return x, y
+            return self._restart(x, y, t)
         dt = t - self._t
-        if dt <= 0:
+        if not dt >= MIN_DT:
             return self._x, self._y
+        if not math.isfinite(dt):
+            return self._restart(x, y, t)
         a_d = _alpha(self.d_cutoff, dt)
-        self._dx += a_d * ((x - self._x) / dt - self._dx)
-        self._dy += a_d * ((y - self._y) / dt - self._dy)
-        a = _alpha(self.min_cutoff + self.beta * math.hypot(self._dx, self._dy), dt)
-        self._x += a * (x - self._x)
-        self._y += a * (y - self._y)
-        self._t = t
-        return self._x, self._y
+        dx = self._dx + a_d * ((x - self._x) / dt - self._dx)
+        dy = self._dy + a_d * ((y - self._y) / dt - self._dy)
+        a = _alpha(self.min_cutoff + self.beta * math.hypot(dx, dy), dt)
+        new_x = self._x + a * (x - self._x)
+        new_y = self._y + a * (y - self._y)
+        if not all(math.isfinite(v) for v in (dx, dy, new_x, new_y)):
+            return self._restart(x, y, t)
+        self._t, self._x, self._y, self._dx, self._dy = t, new_x, new_y, dx, dy
+        return new_x, new_y
+
+    def _restart(self, x: float, y: float, t: float) -> tuple[float, float]:
+        self.reset()
+        self._t, self._x, self._y = t, x, y
+        return x, y

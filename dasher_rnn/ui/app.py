@@ -27,13 +27,19 @@ def _application() -> QApplication:
 
 
 def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile: str | None = None, adapt: bool = True,
-            ppm_train: list[str] | None = None, settings_path: str | Path | None = None) -> int:
-    """Show the window until it is closed; the exit code (2 when the model cannot be loaded)."""
+            ppm_train: list[str] | None = None, settings_path: str | Path | None = None,
+            prefs_overrides: dict[str, object] | None = None) -> int:
+    """Show the window until it is closed; the exit code (2 when the model cannot be loaded).
+
+    ``prefs_overrides`` (from the command line, already checked) replace saved preferences of the same names.
+    """
     from dasher_rnn.ui.window import MainWindow
 
     app = _application()
     store = SettingsStore(Path(settings_path) if settings_path is not None else None)
     prefs = store.load()
+    for name, value in (prefs_overrides or {}).items():
+        setattr(prefs, name, value)
     adapt = adapt and prefs.adaptation
     try:
         source = WriterSource(build_writer(WriterConfig(

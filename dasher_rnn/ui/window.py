@@ -40,7 +40,8 @@ from dasher_rnn.zoom.model import Frame
 
 log = logging.getLogger(__name__)
 
-INPUT_LABELS = {"mouse": "Mouse", "gaze-udp": "Gaze over UDP", "tobii": "Tobii eye tracker"}
+INPUT_LABELS = {"mouse": "Mouse", "gaze-udp": "Gaze over UDP", "tobii": "Tobii eye tracker",
+                "dasher-socket": "Dasher socket"}
 SCHEME_LABELS = {"default": "Default", "high-contrast": "High contrast"}
 DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
@@ -359,13 +360,12 @@ class MainWindow(QMainWindow):
             self.set_notice("input", "")
         else:
             try:
-                self.gaze = open_gaze_source(name, self.prefs.gaze_port, self.controller.preset)
+                self.gaze = open_gaze_source(name, self.prefs, self.controller.preset)
             except GazeSourceError as exc:
                 self.set_notice("input", f"{INPUT_LABELS[name]}: {exc}; using the mouse.")
                 name = "mouse"
             else:
-                where = f" on UDP port {self.gaze.port}" if hasattr(self.gaze, "port") else ""
-                self.set_notice("input", f"Listening for gaze{where}.")
+                self.set_notice("input", f"{self.gaze.description}.")
                 if remember and self.controller.preset.name == "mouse":
                     self.select_preset("eye-tracker")  # clicking to start and fast zooming do not suit gaze
         self.view.use_mouse = name == "mouse"
@@ -379,6 +379,7 @@ class MainWindow(QMainWindow):
         gaze, self.gaze = self.gaze, None
         if gaze is not None:
             gaze.close()
+            self.set_notice("input-problems", "")
 
     def _pointer_screen(self) -> tuple[tuple[float, float] | None, bool]:
         """(where the pointer is in view pixels, whether it counts as inside the view)."""
@@ -459,6 +460,8 @@ class MainWindow(QMainWindow):
         session_notice = status.notice if status is not None else None
         if session_notice and self._notices.get("profile") != session_notice:
             self.set_notice("profile", session_notice)
+        if self.gaze is not None and self._notices.get("input-problems", "") != (problems := self.gaze.problems()):
+            self.set_notice("input-problems", problems)  # bad datagrams or lines, a stopped receiver
         if (abs(self.speed_box.value() - c.speed_bps) >= 0.05 and not self.speed_box.hasFocus()):
             with QSignalBlocker(self.speed_box):  # auto speed moved the setting
                 self.speed_box.setValue(c.speed_bps)
