@@ -37,9 +37,7 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
 
     app = _application()
     store = SettingsStore(Path(settings_path) if settings_path is not None else None)
-    prefs = store.load()
-    for name, value in (prefs_overrides or {}).items():
-        setattr(prefs, name, value)
+    prefs = store.load().updated(**(prefs_overrides or {}))
     adapt = adapt and prefs.adaptation
     try:
         source = WriterSource(build_writer(WriterConfig(
