@@ -1,9 +1,10 @@
 """A writing session: the RNN's side of a Writer, learning what is committed off the caller's thread.
 
 The Writer calls ``commit``, ``delete`` and ``new_message`` from its own thread; they only enqueue.
-A worker applies them in order to the ``DynamicEvaluator`` and, after every update or rollback,
-hands a snapshot of the weights to the predictor service, so boxes created afterwards use them and
-distributions already shown never change. It starts from a profile's saved weights when given one,
+A worker applies them in order to the ``DynamicEvaluator`` and, after an update or rollback,
+hands a snapshot of the weights to the predictor service (once the queue is drained, so a burst of
+commits costs one hand-over), so boxes created afterwards use them and distributions already shown
+never change; ``flush`` returns only after the hand-over. It starts from a profile's saved weights when given one,
 and ``snapshot`` hands back what to save (the Writer saves every part of a profile together).
 """
 
@@ -42,6 +43,7 @@ class WritingSession:
         self.notice: str | None = None  # a message for the user (e.g. an adaptation error)
         self.characters_adapted = 0
         self._unlearned = 0  # characters committed while paused and not deleted since (the worker's count)
+        self._stale = False  # the predictor has not been handed the latest weights yet (the worker's flag)
         if saved is not None:
             self._restore(saved)
         self._queue: queue.Queue = queue.Queue()
@@ -110,6 +112,13 @@ class WritingSession:
                     arg.set_exception(exc)
 
     def _apply(self, kind: str, arg) -> None:
+        if kind == "flush" and self._stale:  # whoever waits sees the predictor with the latest weights
+            self._publish()
+        self._apply_one(kind, arg)
+        if self._stale and self._queue.empty():  # more queued: hand over only the weights after the last of it
+            self._publish()
+
+    def _apply_one(self, kind: str, arg) -> None:
         ev = self.evaluator
         if kind == "commit":
             if not self.adapting:
@@ -121,8 +130,7 @@ class WritingSession:
             updates, rollbacks = ev.stats.updates, ev.stats.guard_events
             ev.commit(arg)
             self.characters_adapted += 1
-            if ev.stats.updates != updates or ev.stats.guard_events != rollbacks:
-                self._publish()
+            self._stale |= ev.stats.updates != updates or ev.stats.guard_events != rollbacks
         elif kind == "delete":
             unlearned = min(arg, self._unlearned)  # committed while paused: nothing to take back
             self._unlearned -= unlearned
@@ -132,8 +140,7 @@ class WritingSession:
             rollbacks = ev.stats.rollbacks
             ev.delete_to(max(0, len(ev.committed) - arg))
             self.characters_adapted = max(0, self.characters_adapted - arg)
-            if ev.stats.rollbacks != rollbacks:
-                self._publish()
+            self._stale |= ev.stats.rollbacks != rollbacks
         elif kind == "new_message":
             self._unlearned = 0
             if self.adapting:
@@ -150,6 +157,7 @@ class WritingSession:
             arg.set()
 
     def _publish(self) -> None:
+        self._stale = False
         if self.service is not None:
             self.service.set_weights({k: v.detach().clone() for k, v in self.evaluator.model.state_dict().items()},
                                      self.config.adapter_spec)
