@@ -285,6 +285,12 @@ def _add_app(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_app(args: argparse.Namespace) -> int:
+    from dasher_rnn.ui.preflight import app_problem
+
+    problem = app_problem()  # before Qt, which would abort (exit 134) without a display or its libraries
+    if problem is not None:
+        print(f"dasher-rnn: {problem}", file=sys.stderr)
+        return 1
     from dasher_rnn.ui.app import run_app
 
     return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings)
