@@ -414,6 +414,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_app(sub)
     _add_simulate(sub)
     _add_serve(sub)
+    from dasher_rnn.desktop import add_parser as add_install_desktop
+
+    add_install_desktop(sub)
     return parser
 
 

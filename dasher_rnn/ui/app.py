@@ -8,8 +8,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from dasher_rnn.desktop import ICONS_DIR
 from dasher_rnn.factory import build_source
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.zoom.controller import WritingController
@@ -22,6 +24,9 @@ def _application() -> QApplication:
     if app is None:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("dasher-rnn")
+        # the icon `dasher-rnn install-desktop` puts in the menu; Wayland finds it through the entry's name
+        app.setDesktopFileName("dasher-rnn")
+        app.setWindowIcon(QIcon(str(ICONS_DIR / "dasher-rnn.svg")))
     return app
 
 
