@@ -84,13 +84,13 @@ def test_the_library_list_covers_what_the_installed_xcb_plugin_loads():
 def test_make_run_checks_first_with_no_installed_package(tmp_path):
     # -S: no site-packages at all, as with the system Python of a fresh machine
     python = f"{sys.executable} -S"
-    env = _without_display()
-    env.pop("PYTHONPATH")
+    env = {k: v for k, v in _without_display().items() if k not in ("PYTHONPATH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     done = subprocess.run(["make", "-s", "check-system", f"PYTHON={python}"], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0
     assert "dasher-rnn: no display to open the window on" in done.stderr
-    planned = subprocess.run(["make", "-n", "run", f"PYTHON={python}", f"VENV={tmp_path / 'venv'}"], cwd=REPO,
-                             env=env, capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    dry_run = ["make", "-n", "--no-print-directory", "run", f"PYTHON={python}", f"VENV={tmp_path / 'venv'}"]
+    planned = subprocess.run(dry_run, cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+                             check=True).stdout.splitlines()
     assert "-m dasher_rnn.ui.preflight" in planned[0]  # before the virtual environment is made
     assert any(" -m venv " in line for line in planned[1:])
