@@ -67,7 +67,7 @@ class _Parser(argparse.ArgumentParser):
 def _add_train(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a character RNN on text files or a training mix")
     p.add_argument("paths", nargs="*", help="text files or folders (one equally weighted source each)")
-    p.add_argument("--mix", help="training-mix JSON (default: assets/training_mix.json when no paths are given)")
+    p.add_argument("--mix", help="training-mix JSON (default: dasher_rnn/assets/training_mix.json when no paths are given)")
     p.add_argument("--corpus-root", default="../shared/corpora/train", help="folder the mix's paths are relative to")
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the finished model")
     p.add_argument("--alphabet", default="english", help="alphabet the model writes (a name or a file)")
@@ -432,6 +432,12 @@ def _app_input_prefs(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _cmd_app(args: argparse.Namespace) -> int:
+    from dasher_rnn.ui.preflight import app_problem
+
+    problem = app_problem()  # before Qt, which would abort (exit 134) without a display or its libraries
+    if problem is not None:
+        print(f"dasher-rnn: {problem}", file=sys.stderr)
+        return 1
     overrides = _app_input_prefs(args)
     from dasher_rnn.ui.app import run_app
 
@@ -565,6 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_app(sub)
     _add_simulate(sub)
     _add_serve(sub)
+    from dasher_rnn.desktop import add_parser as add_install_desktop
+
+    add_install_desktop(sub)
     return parser
 
 

@@ -8,9 +8,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
+from dasher_rnn.desktop import ICONS_DIR
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.sources import WriterSource
@@ -23,6 +25,9 @@ def _application() -> QApplication:
     if app is None:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("dasher-rnn")
+        # the icon `dasher-rnn install-desktop` puts in the menu; Wayland finds it through the entry's name
+        app.setDesktopFileName("dasher-rnn")
+        app.setWindowIcon(QIcon(str(ICONS_DIR / "dasher-rnn.svg")))
     return app
 
 

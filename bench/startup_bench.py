@@ -1,0 +1,126 @@
+"""Start-up of the app: seconds from starting the process to the first painted frame, offscreen. Prints JSON.
+
+    python bench/startup_bench.py [--runs 5] [--model hybrid] [--model-dir DIR]
+
+Each run starts a fresh Python process that runs ``dasher-rnn app`` as the command line does (the same
+``cli.main``), with one addition: an event filter that notices the zoom view's paint events. The child prints
+a line after the view's first paint (a blank view: the window is up) and after its first paint of a zoom frame
+(boxes drawn from the model's predictions: the app is usable), then quits. The parent times both lines from
+just before starting the process, so interpreter start-up and every import count. Settings and profiles live
+in a throwaway folder (a first start: profile ``default`` empty). The JSON has every run, the medians and the
+load average before the runs (what ran beside).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CHILD = r"""
+import sys
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+import dasher_rnn.ui.app as ui_app
+from dasher_rnn.cli import main
+
+
+class Watch(QObject):
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def report(self, what):
+        if what not in self.seen:
+            self.seen.add(what)
+            print(what, flush=True)
+            if what == "frame":
+                QApplication.instance().quit()
+
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and type(obj).__name__ == "DasherView":
+            what = "paint" if obj.frame is None else "frame"
+            QTimer.singleShot(0, lambda: self.report(what))  # after this paint event has been handled
+        return False
+
+
+watch = Watch()
+make_application = ui_app._application
+
+
+def _application():
+    app = make_application()
+    app.installEventFilter(watch)
+    return app
+
+
+ui_app._application = _application
+sys.exit(main(["app", *sys.argv[1:]]))
+"""
+
+
+def one_run(app_args: list[str], env: dict[str, str], timeout: float) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, *app_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, text=True)
+    seen: dict[str, float] = {}
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        seen.setdefault(line.strip(), time.perf_counter() - start)
+        if "frame" in seen:
+            break
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if "frame" not in seen:
+        raise RuntimeError(f"the app painted no frame (exit {proc.returncode}): {proc.stderr.read()[-2000:]}")
+    return {"first_paint_s": round(seen.get("paint", seen["frame"]), 3), "first_frame_s": round(seen["frame"], 3),
+            "exit_code": proc.returncode}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--model", default="hybrid", help="the app's --model (default: hybrid, the app's default)")
+    parser.add_argument("--model-dir", default=None, help="the app's --model-dir (default: the shipped model)")
+    parser.add_argument("--timeout", type=float, default=120.0)
+    args = parser.parse_args()
+
+    runs = []
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", DASHER_RNN_PROFILES=str(Path(tmp) / "profiles"),
+                   DASHER_RNN_CONFIG=str(Path(tmp) / "settings.json"), XDG_CONFIG_HOME=str(Path(tmp) / "config"),
+                   XDG_DATA_HOME=str(Path(tmp) / "data"), XDG_CACHE_HOME=str(Path(tmp) / "cache"))
+        app_args = ["--model", args.model, "--settings", str(Path(tmp) / "settings.json")]
+        if args.model_dir:
+            app_args += ["--model-dir", args.model_dir]
+        for _ in range(args.runs):
+            runs.append(one_run(app_args, env, args.timeout))
+    report = {
+        "what": "seconds from process start to the app's first painted frame, offscreen",
+        "model": args.model,
+        "runs": runs,
+        "median_first_paint_s": round(statistics.median(r["first_paint_s"] for r in runs), 3),
+        "median_first_frame_s": round(statistics.median(r["first_frame_s"] for r in runs), 3),
+        "load_average_before": [round(x, 2) for x in load_before] if load_before else None,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
