@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.desktop import ICONS_DIR
+from dasher_rnn.journal import Journal
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.sources import WriterSource
@@ -54,7 +55,7 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
         return 2
     controller = WritingController(source, prefs.controller_config())
-    window = MainWindow(controller, store, prefs)
+    window = MainWindow(controller, store, prefs, journal=Journal())
     window.show()
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
     # closed); the frame timer gives Python the chance to run the handler.

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from dasher_rnn.input.gaze import GazeSource, GazeSourceError
 from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.journal import Journal
 from dasher_rnn.settings import FONT_SIZE_RANGE, Preferences, SettingsError, SettingsStore
 from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
 from dasher_rnn.ui.speech import Speaker
@@ -56,12 +57,15 @@ def frame_interval_ms(refresh_hz: float) -> int:
 
 class MainWindow(QMainWindow):
     def __init__(self, controller: WritingController, store: SettingsStore, prefs: Preferences,
-                 start_timer: bool = True, parent: QWidget | None = None) -> None:
-        """``controller`` is built from ``prefs.controller_config()``; ``prefs`` are what ``store`` loaded."""
+                 start_timer: bool = True, parent: QWidget | None = None, journal: Journal | None = None) -> None:
+        """``controller`` is built from ``prefs.controller_config()``; ``prefs`` are what ``store`` loaded;
+        ``journal`` keeps the text safe on disk as it is written (the app always gives one)."""
         super().__init__(parent)
         self.controller = controller
         self.store = store
         self.prefs = prefs
+        self.journal = journal
+        self.restore_bar: QToolBar | None = None
         self.gaze: GazeSource | None = None
         self.frames = 0
         self._closed = False
@@ -96,6 +100,7 @@ class MainWindow(QMainWindow):
         self._apply_prefs()
         if store.notice:
             self.set_notice("settings", store.notice)
+        self._offer_restore()
 
         self._clock = QElapsedTimer()
         self._clock.start()
@@ -409,6 +414,8 @@ class MainWindow(QMainWindow):
         frame = self.controller.frame(pointer, dt)
         self.view.set_frame(frame, self.controller.dwell.progress)
         self.panel.show_text(self.controller.text)
+        if self.journal is not None:
+            self.journal.note(self.controller.text)
         self.frames += 1
         if self.controller.running != self._running_shown:
             self._show_running()
@@ -443,6 +450,8 @@ class MainWindow(QMainWindow):
     # -- status ---------------------------------------------------------------------------
     def update_status(self) -> None:
         self._since_status = 0.0
+        if self.journal is not None and (self.journal.notice or "") != self._notices.get("journal", ""):
+            self.set_notice("journal", self.journal.notice or "")
         c = self.controller
         stats = c.stats()
         self.speed_label.setText(f"Speed {stats.speed_bps:.1f} bits/s")
@@ -481,6 +490,40 @@ class MainWindow(QMainWindow):
         return self.notice_label.text()
 
     # -- text actions -------------------------------------------------------------------------
+    # -- unsaved text from an earlier run ------------------------------------------------------
+    def _offer_restore(self) -> None:
+        """Text written in an earlier run and never saved (a crash, a power cut, a closed window): offered back
+        in a bar of large buttons until the user restores or discards it."""
+        entry = self.journal.pending if self.journal is not None else None
+        if entry is None:
+            return
+        bar = QToolBar("Unsaved text")
+        bar.setObjectName("restore-toolbar")
+        bar.setStyleSheet("QToolButton { font-size: 14pt; padding: 8px 16px; } QLabel { font-size: 12pt; }")
+        words = len(entry.text.split())
+        bar.addWidget(QLabel(f" Unsaved text from {entry.updated} ({words} words): "))
+        bar.addAction("Restore it", lambda: self.resolve_restore(True)).setToolTip(entry.text[-200:])
+        bar.addAction("Discard it", lambda: self.resolve_restore(False))
+        self.addToolBarBreak()
+        self.addToolBar(bar)
+        self.restore_bar = bar
+
+    def resolve_restore(self, restore: bool) -> None:
+        entry = self.journal.pending if self.journal is not None else None
+        if entry is not None and restore:
+            c = self.controller
+            c.history = entry.text + ("" if entry.text.endswith("\n") else "\n") + c.history
+            self.panel.show_text(c.text)
+            self.journal.note(c.text)
+            self.journal.flush()
+        if entry is not None:
+            self.journal.resolve()
+        if self.restore_bar is not None:
+            self.removeToolBar(self.restore_bar)
+            self.restore_bar.deleteLater()
+            self.restore_bar = None
+        self._offer_restore()  # an older one, if several runs ended unsaved
+
     def copy_all(self) -> None:
         QGuiApplication.clipboard().setText(self.controller.text)
 
@@ -504,6 +547,8 @@ class MainWindow(QMainWindow):
         except OSError as exc:
             QMessageBox.warning(self, "Save the text", f"Could not save the text to {path}:\n{exc}")
             return False
+        if self.journal is not None:
+            self.journal.mark_saved(self.controller.text)
         self.statusBar().showMessage(f"Saved to {path}", 4000)
         return True
 
@@ -528,6 +573,9 @@ class MainWindow(QMainWindow):
         if c.auto_speed_enabled and c.speed_bps != self.prefs.speed_bps:
             self.prefs = self.prefs.updated(speed_bps=c.speed_bps)  # remember where auto speed got to, as Dasher does
         self.save_prefs()
+        if self.journal is not None:
+            self.journal.note(self.controller.text)
+            self.journal.flush()
         self._close_gaze()
         self.speaker.stop()
         c.close()
