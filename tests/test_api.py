@@ -416,3 +416,34 @@ def test_the_shipped_model_through_the_server_and_the_adapter(tmp_path):
         lm.set_symbol_set(BCI_SYMBOLS)
         assert lm.predict_character(list("HOW_ARE_YO"))[0][0] == "U"
         lm.close()
+
+
+def test_a_profile_save_that_cannot_be_written_is_a_507_and_the_session_goes_on(tiny_model_dir, tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from dasher_rnn.adapt import profiles as profiles_module
+
+    async def run():
+        registry = Registry(tiny_model_dir, Limits(), tmp_path, backend="torch")
+        await registry.start()
+        try:
+            s = await registry.open("full-disk", adapt=True)
+            await s.commit(TEXT, wait_=True)
+
+            def full(*args, **kwargs):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+            monkeypatch.setattr(profiles_module, "atomic_write", full)
+            for attempt in (s.save_profile(), registry.close(s.id)):
+                with pytest.raises(ApiError) as failed:
+                    await attempt
+                assert failed.value.status == 507 and "No space left" in failed.value.message
+            assert registry.get(s.id) is s  # still open: nothing it learned is lost
+            await s.commit(TEXT, wait_=True)
+            monkeypatch.undo()
+            assert (await registry.close(s.id))["saved"]
+        finally:
+            await registry.close_all(save=False)
+
+    asyncio.run(run())

@@ -1,5 +1,7 @@
+import errno
 import hashlib
 import json
+import os
 import stat
 
 import numpy as np
@@ -201,3 +203,28 @@ def test_non_finite_weights_are_never_kept_or_saved(tiny_model_dir, tmp_path):
     again = writer(tiny_model_dir, tmp_path, "nan")
     assert again.status().notice is None and torch.isfinite(weights_of(again.session)).all()
     again.close(save=False)
+
+
+@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EROFS])
+def test_a_save_that_cannot_be_written_keeps_the_previous_version_and_the_writer(tiny_model_dir, tmp_path, monkeypatch,
+                                                                                  error):
+    store = ProfileStore(tmp_path)
+    first = writer(tiny_model_dir, tmp_path, "erin")
+    first.commit(TEXT)
+    first.close()
+    saved = store.load("erin").parts
+    second = writer(tiny_model_dir, tmp_path, "erin")
+    second.commit(TEXT * 2)
+    real = profiles_module.atomic_write
+
+    def failing(*args, **kwargs):
+        raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(profiles_module, "atomic_write", failing)
+    with pytest.raises(ProfileError, match=f"{os.strerror(error)}.*previous version is kept"):
+        second.close()
+    assert not second.closed and store.load("erin").parts == saved  # nothing closed, the old version intact
+    second.commit("and it goes on learning")
+    monkeypatch.setattr(profiles_module, "atomic_write", real)
+    second.close()  # space again: what was learned meanwhile is saved
+    assert store.load("erin").characters_adapted == len(TEXT * 3) + len("and it goes on learning")

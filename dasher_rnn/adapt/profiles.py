@@ -140,6 +140,13 @@ class ProfileStore:
         unknown = set(parts) - set(PARTS)
         if unknown:
             raise ValueError(f"unknown profile parts {sorted(unknown)}")
+        try:
+            return self._save(name, parts, info, base_model_hash)
+        except OSError as exc:  # a full disk, a read-only folder...: the version on disk stays as it was
+            raise ProfileError(f"could not save profile {name!r} in {self.folder} ({exc.strerror or exc}); "
+                               "its previous version is kept") from None
+
+    def _save(self, name: str, parts: dict[str, bytes], info: dict, base_model_hash: str | None) -> Path:
         folder = self.path(name)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:

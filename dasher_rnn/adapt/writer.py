@@ -297,21 +297,20 @@ class Writer:
             return self.store.save(self.profile, parts, info, self.base_hash)
 
     def close(self, save: bool = True) -> None:
-        """Save the profile (when asked and there is one), then stop the adaptation and the predictor. The
-        threads stop even when the save fails; the error is raised after."""
+        """Save the profile (when asked and there is one), then stop the adaptation and the predictor and let
+        the profile go. When the save fails (``ProfileError``: a full disk, a read-only folder), nothing is
+        closed and nothing is lost: the caller may free space and try again, or close without saving."""
         if self.closed:
             return
+        if save:
+            self.save()
         self.closed = True
-        try:
-            if save:
-                self.save()
-        finally:
-            if self.session is not None:
-                self.session.close()
-            if self.service is not None:
-                self.service.close()
-            if self.lock is not None:
-                self.lock.release()
+        if self.session is not None:
+            self.session.close()
+        if self.service is not None:
+            self.service.close()
+        if self.lock is not None:
+            self.lock.release()
 
     def status(self) -> WriterStatus:
         learns = ()

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
+from dasher_rnn.adapt.profiles import ProfileError
 from dasher_rnn.adapt.writer import Context, Writer, WriterError
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.normalise import normalise
@@ -303,14 +304,21 @@ class ApiSession:
         if self.profile is None:
             raise ApiError(409, "no_profile", f"session {self.id} has no profile to save")
         async with self.lock:
-            await asyncio.to_thread(self.writer.save)
+            try:
+                await asyncio.to_thread(self.writer.save)
+            except ProfileError as exc:
+                raise ApiError(507, "save_failed", str(exc)) from None
         status = self.writer.status()
         return {"profile": self.profile, "characters_adapted": status.characters_adapted if "rnn" in status.learns else None}
 
     def close(self, save: bool = True) -> None:
-        """Blocking: save the profile (when asked and there is one) and stop the Writer's threads."""
+        """Blocking: save the profile (when asked and there is one) and stop the Writer's threads. A save that
+        fails raises ``ApiError`` 507 and leaves the session open: nothing learned is lost."""
+        try:
+            self.writer.close(save=save)
+        except ProfileError as exc:
+            raise ApiError(507, "save_failed", str(exc)) from None
         self.closed = True
-        self.writer.close(save=save)
 
 
 class Registry:
@@ -345,7 +353,11 @@ class Registry:
 
     async def close_all(self, save: bool = True) -> None:
         sessions, self.sessions = list(self.sessions.values()), {}
-        await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
+        results = await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
+        for session, result in zip(sessions, results, strict=True):
+            if isinstance(result, Exception):  # the server is stopping: say what was not saved, then let go
+                log.error("closing session %s: %s", session.id, result)
+                session.writer.close(save=False)
         if self.base is not None:
             self.base.close(save=False)
 
@@ -404,8 +416,8 @@ class Registry:
 
     async def close(self, sid: str, save: bool = True) -> dict:
         session = self.get(sid)
-        del self.sessions[sid]
-        await asyncio.to_thread(session.close, save)
+        await asyncio.to_thread(session.close, save)  # a failed save keeps the session (507)
+        self.sessions.pop(sid, None)
         return {"session": sid, "closed": True, "saved": bool(save and session.profile is not None)}
 
     # -- stateless -------------------------------------------------------------------

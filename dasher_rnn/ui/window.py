@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dasher_rnn.adapt.profiles import ProfileError
 from dasher_rnn.input.gaze import GazeSource, GazeSourceError
 from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
@@ -578,4 +579,8 @@ class MainWindow(QMainWindow):
             self.journal.flush()
         self._close_gaze()
         self.speaker.stop()
-        c.close()
+        try:
+            c.close()
+        except ProfileError as exc:  # a full disk or a read-only folder: the previous version of the profile stays
+            QMessageBox.warning(self, "dasher-rnn", f"What the model learned this time could not be saved:\n\n{exc}")
+            c.writer.close(save=False)
