@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from dasher_rnn.adapt.profiles import ProfileStore, encode_weights
 from dasher_rnn.adapt.user_corpus import Document
-from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.alphabet import BREAK, Alphabet
 from dasher_rnn.files import atomic_write
 from dasher_rnn.lm.corpus import document_hash
 from dasher_rnn.lm.model_io import load_tensors, save_tensors
@@ -56,7 +56,7 @@ class CorpusAdaptConfig:
 class Message:
     source: str
     text: str
-    symbols: list[int]
+    symbols: np.ndarray  # uint8 symbol ids (characters outside the alphabet left out): a byte a character
 
 
 def split_messages(documents: list[Document], alphabet: Alphabet, max_unknown: float) -> tuple[list[Message], dict]:
@@ -67,7 +67,8 @@ def split_messages(documents: list[Document], alphabet: Alphabet, max_unknown: f
             line = line.strip()
             if not line:
                 continue
-            symbols = [alphabet.index(ch) for ch in line if ch in alphabet]
+            symbols = alphabet.encode(line)
+            symbols = symbols[symbols != BREAK]
             if len(symbols) < (1 - max_unknown) * len(line):
                 dropped += 1
                 continue
@@ -76,12 +77,13 @@ def split_messages(documents: list[Document], alphabet: Alphabet, max_unknown: f
 
 
 @torch.no_grad()
-def message_bits(model: CharRNN, messages: list[Message], device: torch.device, batch: int = 256) -> np.ndarray:
+def message_bits(model: CharRNN, messages: list[Message], device: torch.device, batch: int = 256,
+                 progress: bool = False, desc: str = "scoring") -> np.ndarray:
     """Total bits of each message from the learned initial state, in padded batches."""
     model.eval()
     out = np.zeros(len(messages))
     order = np.argsort([len(m.symbols) for m in messages])  # similar lengths together: little padding
-    for i in range(0, len(order), batch):
+    for i in tqdm(range(0, len(order), batch), desc=desc, unit="batch", disable=not progress, leave=False):
         idx = order[i : i + batch]
         length = max(len(messages[j].symbols) for j in idx)
         if length == 0:
@@ -90,7 +92,7 @@ def message_bits(model: CharRNN, messages: list[Message], device: torch.device, 
         mask = torch.zeros((len(idx), length))
         for row, j in enumerate(idx):
             s = messages[j].symbols
-            ids[row, : len(s)] = torch.tensor(s)
+            ids[row, : len(s)] = torch.from_numpy(s.astype(np.int64))
             mask[row, : len(s)] = 1
         ids, mask = ids.to(device), mask.to(device)
         logp, _ = model.score(ids, model.initial_state(len(idx)))
@@ -114,7 +116,8 @@ def bits_per_char(bits: np.ndarray, messages: list[Message]) -> dict[str, float]
 
 def streams(messages: list[Message], newline: int, rows: int, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(inputs, targets) of shape (rows, n): the messages joined by newlines, cut into parallel streams."""
-    flat = np.fromiter((s for m in messages for s in [*m.symbols, newline]), dtype=np.int64)
+    sep = np.array([newline], np.uint8)
+    flat = np.concatenate([part for m in messages for part in (m.symbols, sep)]).astype(np.int64)
     rows = max(1, min(rows, len(flat) // (seq_len + 1)))
     n = (len(flat) - 1) // rows
     idx = np.arange(rows)[:, None] * n + np.arange(n + 1)[None, :]
@@ -135,7 +138,7 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
     messages, dropped = split_messages(documents, alphabet, config.max_unknown)
     if not messages:
         raise ValueError("the corpus has no usable text (empty, or mostly outside the alphabet)")
-    before_all = message_bits(model, messages, device)
+    before_all = message_bits(model, messages, device, progress=progress, desc="scoring the corpus")
     improbable = [b / max(1, len(m.text)) > config.max_bits for b, m in zip(before_all, messages, strict=True)]
     dropped["improbable"] = int(sum(improbable))
     kept = [(m, b) for m, b, bad in zip(messages, before_all, improbable, strict=True) if not bad]
