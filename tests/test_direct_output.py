@@ -528,3 +528,22 @@ def test_speak_on_stop_without_speech_says_so_in_the_status_bar(qtbot, settings_
     steer(window, "Hi")
     window.toggle_running()
     assert "Speak on stop: No speech available" in window.notice and window.panel.toPlainText() == "Hi"
+
+
+def test_xvfb_a_display_that_goes_away_is_a_typing_error(xvfb):
+    """The X server ends while we type: TypingError (a status-bar message), not an exception out of the frame."""
+    read, write = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-nolisten", "tcp"], pass_fds=(write,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as f:
+        number = f.readline().strip()
+    typer = XTestTyper(f":{number}")
+    typer.type_char("a")
+    proc.kill()
+    proc.wait(timeout=30)
+    with pytest.raises(TypingError):
+        typer.type_char("b")
+    with pytest.raises(TypingError):
+        typer.focus()
+    typer.close()

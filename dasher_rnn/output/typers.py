@@ -107,7 +107,9 @@ class XTestTyper:
             from Xlib.ext import xtest
         except ImportError as exc:  # a dependency on Linux; missing only in a broken install
             raise OutputUnavailable(f"python-xlib is not installed ({exc}): pip install python-xlib") from exc
-        self._X, self._xtest, self._error = X, xtest, error
+        self._X, self._xtest = X, xtest
+        # what a request can raise: the server's error reply, or a connection that closed or broke
+        self._failures = (error.XError, error.ConnectionClosedError, error.DisplayError, OSError)
         name = display or os.environ.get("DISPLAY")
         if not name:
             raise OutputUnavailable("there is no X display to type into (DISPLAY is not set)")
@@ -171,14 +173,14 @@ class XTestTyper:
             if shift:
                 fake(self._display, X.KeyRelease, self._shift)
             self._display.sync()
-        except (self._error.XError, OSError, ConnectionError) as exc:
-            raise TypingError(f"the X server refused the key ({exc})") from exc
+        except self._failures as exc:
+            raise TypingError(f"could not send the key to the X display ({exc})") from exc
 
     def focus(self) -> object:
         try:
             focus = self._display.get_input_focus().focus
-        except (self._error.XError, OSError, ConnectionError) as exc:
-            raise TypingError(f"lost the X display ({exc})") from exc
+        except self._failures as exc:
+            raise TypingError(f"could not ask the X display which window has the focus ({exc})") from exc
         if focus in (self._X.NONE, 0):
             raise TypingError("no window has the keyboard focus")
         return focus if isinstance(focus, int) else focus.id
@@ -189,7 +191,7 @@ class XTestTyper:
         if found is None:
             try:
                 found = (self._borrow(keysym), False)
-            except (self._error.XError, OSError, ConnectionError) as exc:
+            except self._failures as exc:
                 raise TypingError(f"cannot map a key to {char!r} ({exc})") from exc
         self._tap(*found)
 
