@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: run test install install-dev check-system lint clean
+.PHONY: run test test-system install install-dev check-system lint clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,17 @@ run: check-system install
 check-system:
 	@$(PYTHON) -m dasher_rnn.ui.preflight
 
-test: install-dev
+# What the direct-output tests run on a virtual X screen: Xvfb, and the libraries Qt's X11 plugin needs for the
+# program that receives the text. Installed quietly as root where apt-get exists; elsewhere those tests skip.
+TEST_DEBS := xvfb libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-randr0 \
+	libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3
+test-system:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! dpkg -s $(TEST_DEBS) >/dev/null 2>&1; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			$(TEST_DEBS)) >/dev/null 2>&1 || echo "test-system: could not install $(TEST_DEBS); the X tests will skip"; \
+	fi
+
+test: install-dev test-system
 	$(VENV)/bin/ruff check dasher_rnn tests bench
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 

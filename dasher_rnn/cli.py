@@ -394,7 +394,7 @@ def _socket_label(text: str) -> str:
 
 
 def _add_app(sub: argparse._SubParsersAction) -> None:
-    from dasher_rnn.settings import INPUTS
+    from dasher_rnn.settings import INPUTS, OUTPUTS
 
     p = sub.add_parser("app", help="the writing window (also what `dasher-rnn` with no command opens)")
     _add_model_choice(p)
@@ -414,6 +414,9 @@ def _add_app(sub: argparse._SubParsersAction) -> None:
                         help="dasher-socket: x values at the left and right edges of the writing area (default: 0 1)")
     inputs.add_argument("--socket-y-range", type=float, nargs=2, metavar=("MIN", "MAX"),
                         help="dasher-socket: y values at the top and bottom edges of the writing area (default: 0 1)")
+    p.add_argument("--output", choices=OUTPUTS,
+                   help="direct: also type what you write into the program that has the keyboard focus (this window "
+                        "stays on top without taking the focus); panel: only this window. Remembered, as the Output menu")
     p.set_defaults(func=_cmd_app)
 
 
@@ -439,6 +442,8 @@ def _cmd_app(args: argparse.Namespace) -> int:
         print(f"dasher-rnn: {problem}", file=sys.stderr)
         return 1
     overrides = _app_input_prefs(args)
+    if args.output is not None:
+        overrides["output"] = args.output
     from dasher_rnn.ui.app import run_app
 
     return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings,

@@ -46,6 +46,7 @@ ENV_VAR = "DASHER_RNN_CONFIG"
 FILE_NAME = "settings.json"
 INPUTS = ("mouse", "gaze-udp", "tobii", "dasher-socket")
 COLOUR_SCHEMES = ("default", "high-contrast")
+OUTPUTS = ("panel", "direct")  # direct: also typed into the program that has the keyboard focus
 FONT_SIZE_RANGE = (6, 96)
 _PROBLEMS = "problems"  # validation context key: a list that collects what was repaired (lenient loading)
 _ENGINE = ControllerConfig()  # the controller's defaults are the preferences' defaults
@@ -138,6 +139,9 @@ class Preferences(BaseModel):
     reverse_speed: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REVERSE_SPEED_RANGE)] = \
         _ENGINE.reverse_speed
     turbo_factor: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(TURBO_RANGE)] = _ENGINE.turbo_factor
+    output: Literal[OUTPUTS] = "panel"
+    copy_on_stop: bool = False  # Dasher's "copy all on stop"
+    speak_on_stop: bool = False  # Dasher's "speak on stop": the current message
 
     @field_validator("*", mode="wrap")
     @classmethod

@@ -34,6 +34,7 @@ from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import FONT_SIZE_RANGE, Preferences, SettingsError, SettingsStore
 from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
+from dasher_rnn.ui.output_mode import OutputMode
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.view import DasherView
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_toolbars()
         self._build_status_bar()
+        self.output_mode = OutputMode(self)  # the Output menu: direct output, copy and speak on stop
         self.view.clicked.connect(self._on_view_clicked)
 
         self._save_timer = QTimer(self)
@@ -261,6 +263,7 @@ class MainWindow(QMainWindow):
         self.view.scheme = prefs.colour_scheme
         self._setup_adaptation()
         self.set_input(prefs.input, remember=False)
+        self.output_mode.apply_prefs()
 
     def _setup_adaptation(self) -> None:
         writer = self.controller.writer
@@ -413,6 +416,7 @@ class MainWindow(QMainWindow):
         shift = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
         self.controller.turbo = self.turbo_action.isChecked() or shift
         frame = self.controller.frame(pointer, dt)
+        self.output_mode.on_frame(frame)
         self.view.set_frame(frame, self.controller.dwell.progress)
         self.panel.show_text(self.controller.text)
         if self.journal is not None:
@@ -426,7 +430,10 @@ class MainWindow(QMainWindow):
         return frame
 
     def _show_running(self) -> None:
+        was_running = self._running_shown
         running = self._running_shown = self.controller.running
+        if was_running and not running:
+            self.output_mode.on_stop()
         self.start_action.setText("Stop" if running else "Start")
         if running:
             self.view.hint = ""
@@ -529,10 +536,12 @@ class MainWindow(QMainWindow):
         QGuiApplication.clipboard().setText(self.controller.text)
 
     def clear_text(self) -> None:
+        self.output_mode.discard()
         self.controller.clear()
         self.panel.show_text(self.controller.text)
 
     def new_message(self) -> None:
+        self.output_mode.finish_message(self.controller.zoom.output)
         self.controller.new_message()
         self.panel.show_text(self.controller.text)
 
@@ -578,6 +587,7 @@ class MainWindow(QMainWindow):
             self.journal.note(self.controller.text)
             self.journal.flush()
         self._close_gaze()
+        self.output_mode.close()
         self.speaker.stop()
         try:
             c.close()

@@ -1,0 +1,154 @@
+"""The window's output options: direct output into the focused program, copy all on stop, speak on stop.
+
+The window calls ``on_frame`` every frame, ``on_stop`` when writing stops, ``finish_message`` before a new
+message, ``discard`` on Clear and ``close`` when it shuts down; everything else (the Output menu, the window's
+flags, the status-bar notice) lives here. The typing itself is ``dasher_rnn.output``'s, without Qt.
+
+In direct mode our window stays on top and never takes the keyboard focus (it does not activate when shown or
+clicked), so the program the user picked keeps receiving the keys.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from dasher_rnn.output import DirectOutput, OutputUnavailable, Typer, open_typer
+from dasher_rnn.output.typers import on_wayland
+
+if TYPE_CHECKING:
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.model import Frame
+
+log = logging.getLogger(__name__)
+
+OUR_FOCUS = "this window has the keyboard focus: click the program to write into"
+
+
+class OutputMode:
+    def __init__(self, window: MainWindow, typer_factory: Callable[[], Typer] | None = None) -> None:
+        """``typer_factory`` makes the typer when direct output is switched on (default: ``open_typer``)."""
+        self.window = window
+        self._typer_factory = typer_factory
+        self.direct: DirectOutput | None = None
+        self._notice = ""
+        w = window
+        self.direct_action = w._action("Type into the focused program", self._on_direct, None,
+                                       "Type each character you write into the program that has the keyboard focus "
+                                       "(this window stays on top and never takes the focus)", checkable=True)
+        self.copy_on_stop_action = w._action("Copy all on stop", self._on_copy_on_stop, None,
+                                             "Copy all the text to the clipboard whenever writing stops", checkable=True)
+        self.speak_on_stop_action = w._action("Speak on stop", self._on_speak_on_stop, None,
+                                              "Read the current message aloud whenever writing stops", checkable=True)
+        if not w.speaker.available:
+            self.speak_on_stop_action.setEnabled(False)
+            self.speak_on_stop_action.setToolTip(w.speaker.reason)
+        menu = w.menuBar().addMenu("&Output")
+        for action in (self.direct_action, self.copy_on_stop_action, self.speak_on_stop_action):
+            menu.addAction(action)
+
+    # -- preferences --------------------------------------------------------------------------------------
+    def apply_prefs(self) -> None:
+        """Show the loaded preferences and put them into effect (without saving them)."""
+        prefs = self.window.prefs
+        self.copy_on_stop_action.setChecked(prefs.copy_on_stop)
+        self.speak_on_stop_action.setChecked(prefs.speak_on_stop)
+        self.set_output(prefs.output, remember=False)
+
+    def _on_direct(self, on: bool) -> None:
+        self.set_output("direct" if on else "panel")
+
+    def _on_copy_on_stop(self, on: bool) -> None:
+        self.window.remember(copy_on_stop=on)
+
+    def _on_speak_on_stop(self, on: bool) -> None:
+        self.window.remember(speak_on_stop=on)
+
+    def set_output(self, output: str, remember: bool = True) -> None:
+        """``"direct"``: also type into the focused program (a message in the status bar when that cannot work);
+        ``"panel"``: only our panel."""
+        self.direct_action.setChecked(output == "direct")
+        self._close_direct()
+        notice = ""
+        if output == "direct":
+            try:
+                self.direct = DirectOutput((self._typer_factory or open_typer)())
+            except OutputUnavailable as exc:
+                notice = f"Direct output unavailable: {exc}. The text stays in this window (Copy all to paste it)."
+            else:
+                if on_wayland():
+                    notice = "Direct output on Wayland reaches only programs running under XWayland."
+        self._set_notice(notice)
+        self._set_window_flags(output == "direct")
+        if remember:
+            self.window.remember(output=output)
+
+    def _set_window_flags(self, direct: bool) -> None:
+        w = self.window
+        flags = Qt.WindowType.WindowDoesNotAcceptFocus | Qt.WindowType.WindowStaysOnTopHint
+        wanted = (w.windowFlags() | flags) if direct else (w.windowFlags() & ~flags)
+        w.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, direct)
+        if wanted != w.windowFlags():
+            visible = w.isVisible()
+            w.setWindowFlags(wanted)  # hides the window
+            if visible:
+                w.show()
+
+    # -- the window's events ---------------------------------------------------------------------------------
+    def on_frame(self, frame: Frame) -> None:
+        """Track the frame's commits and type what is due (the whole message while stopped)."""
+        if self.direct is None:
+            return
+        self.direct.track(frame.committed, frame.uncommitted)
+        self._sync()
+
+    def _sync(self, flush: bool = False) -> None:
+        c = self.window.controller
+        blocked = OUR_FOCUS if QGuiApplication.focusWindow() is not None else ""
+        problem = self.direct.sync(c.zoom.output if flush or not c.running else None, blocked)
+        self._set_notice(problem)
+
+    def on_stop(self) -> None:
+        """Writing stopped: deliver the whole message, copy it all, say it (as the user chose)."""
+        if self.direct is not None:
+            self._sync()
+        if self.copy_on_stop_action.isChecked():
+            self.window.copy_all()
+        if self.speak_on_stop_action.isChecked():
+            if self.window.speaker.available:
+                self.window.speak()
+            else:
+                self.window.set_notice("speech", f"Speak on stop: {self.window.speaker.reason}.")
+
+    def finish_message(self, output: str) -> None:
+        """Before a new message: all of ``output`` is final."""
+        if self.direct is not None:
+            self.direct.finish_message(output)
+            self._set_notice(self.direct.problem)
+
+    def discard(self) -> None:
+        if self.direct is not None:
+            self.direct.discard()
+            self._set_notice("")
+
+    def close(self) -> None:
+        """Deliver what is still due (the window is closing), then let the keyboard go."""
+        if self.direct is not None:
+            self._sync(flush=True)
+        self._close_direct()
+
+    def _close_direct(self) -> None:
+        direct, self.direct = self.direct, None
+        if direct is not None:
+            direct.close()
+
+    def _set_notice(self, text: str) -> None:
+        if text != self._notice:
+            self._notice = text
+            self.window.set_notice("output", text)
+            if text:
+                log.info("%s", text)
