@@ -121,6 +121,7 @@ class Preferences(BaseModel):
     adaptation: bool = True
     font_size: Annotated[int, Field(ge=FONT_SIZE_RANGE[0], le=FONT_SIZE_RANGE[1])] = 14
     colour_scheme: Literal[COLOUR_SCHEMES] = "default"
+    text_panel: bool = True  # the text panel above the canvas is shown
     reverse_speed: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REVERSE_SPEED_RANGE)] = \
         _ENGINE.reverse_speed
     turbo_factor: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(TURBO_RANGE)] = _ENGINE.turbo_factor

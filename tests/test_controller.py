@@ -81,7 +81,7 @@ def test_viewport_round_trips_and_puts_the_crosshair_mid_height():
     v = Viewport(800, 600)
     assert v.crosshair[1] == 300
     sx, sy = v.to_screen(1000.0, 3000.0)
-    assert v.to_dasher(sx, sy) == (1000.0, 3000.0)
+    assert v.to_dasher(sx, sy) == pytest.approx((1000.0, 3000.0))
 
 
 def test_the_defaults_are_the_mouse_preset():

@@ -352,3 +352,38 @@ def test_run_app_reports_a_model_that_cannot_load(qapp, tmp_path, monkeypatch):
     monkeypatch.setattr(QMessageBox, "critical", lambda *a, **k: shown.append(a))
     assert run_app("rnn", model_dir=tmp_path / "missing", settings_path=tmp_path / "settings.json") == 2
     assert shown and "Could not load" in shown[0][2]
+
+
+def test_the_text_panel_can_be_hidden_and_shrunk_and_the_canvas_takes_its_place(qtbot, settings_path):
+    window = open_window(qtbot)
+    view_height = window.view.height()
+    assert window.panel_action.isChecked() and window.panel.isVisible()
+    window.panel_action.trigger()  # the toolbar button: no keyboard needed
+    QApplication.processEvents()
+    assert not window.panel.isVisible() and window.view.height() > view_height
+    assert window.prefs.text_panel is False
+    window.panel_action.trigger()
+    QApplication.processEvents()
+    assert window.panel.isVisible() and window.prefs.text_panel is True
+    window.splitter.setSizes([0, 10_000])  # dragged shut: the splitter lets the panel collapse
+    assert window.splitter.sizes()[0] == 0
+    window.close()
+    assert SettingsStore().load().text_panel is True
+
+
+def test_the_window_opens_sized_to_the_screen_and_full_screen_for_gaze(qtbot, settings_path):
+    store = SettingsStore()
+    for preset_name, full in (("mouse", False), ("head-mouse", True)):
+        prefs = store.load().updated(preset=preset_name)
+        window = MainWindow(WritingController(writer_source("uniform"), prefs.controller_config()), store, prefs,
+                            start_timer=False)
+        qtbot.addWidget(window)
+        window.show_sized_to_screen()
+        qtbot.waitExposed(window)
+        available = window.screen().availableGeometry()
+        assert window.isFullScreen() == full and window.full_screen_action.isChecked() == full
+        assert window.frameGeometry().width() >= available.width() - 2
+        assert window.frameGeometry().height() >= available.height() - 2
+        window.full_screen_action.trigger()  # a button leaves full screen (and enters it)
+        assert window.isFullScreen() != full
+        window.close()

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.zoom.geometry import Viewport, y_to_screen
+from dasher_rnn.zoom.geometry import Viewport, x_to_screen, y_to_screen
 from dasher_rnn.zoom.model import Frame
 
 MIN_LABEL_PX = 8.0  # boxes lower than this on screen get no label
@@ -124,7 +124,7 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
                 pointer_screen: tuple[float, float] | None, dwell_progress: float) -> None:
     """Draw ``frame`` filling ``viewport`` (boxes largest first, so children cover their parents)."""
     p = _palette(scheme, alphabet)
-    width, height, scale = viewport.width, viewport.height, viewport.scale
+    width, height, scale, x_scale = viewport.width, viewport.height, viewport.scale, viewport.x_scale
     painter.fillRect(QRectF(0.0, 0.0, width, height), p.background)
     painter.setPen(p.outline)  # for the labels here, the outlines at the end
     fills = p.fills
@@ -139,7 +139,7 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
         y1, y2 = drawn.y1, drawn.y2
         top = y_to_screen(y1) * scale
         bottom = y_to_screen(y2) * scale
-        left = width - (y2 - y1) * scale
+        left = width - x_to_screen(y2 - y1) * x_scale  # viewport.screen_x, inlined: thousands of boxes a frame
         symbol = box.symbol
         rect = QRectF(left, top, width - left, bottom - top)
         painter.fillRect(rect, p.root if symbol < 0 else fills[box.depth & 1][symbol])

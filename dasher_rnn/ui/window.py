@@ -46,6 +46,8 @@ DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
 STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them every frame is wasted work
 SAVE_DELAY_MS = 500  # a spin box held down changes many times a second: save once it settles
+PANEL_HEIGHT = 110  # the text panel's starting height in pixels (the canvas takes the rest)
+FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these
 
 
 def frame_interval_ms(refresh_hz: float) -> int:
@@ -72,14 +74,18 @@ class MainWindow(QMainWindow):
 
         self.view = DasherView(controller.zoom.alphabet)
         self.panel = OutputPanel()
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        # the text panel above the canvas: dragged smaller (down to nothing) or hidden with the Text panel button;
+        # the canvas takes all the rest
+        self.splitter = splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.panel)
         splitter.addWidget(self.view)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setChildrenCollapsible(False)
+        splitter.setCollapsible(0, True)
+        splitter.setCollapsible(1, False)
+        splitter.setHandleWidth(8)  # easy to grab with a head mouse
         self.setCentralWidget(splitter)
-        splitter.setSizes([150, 650])
+        splitter.setSizes([PANEL_HEIGHT, 10 * PANEL_HEIGHT])
 
         self._build_actions()
         self._build_menus()
@@ -106,7 +112,7 @@ class MainWindow(QMainWindow):
         self.tick(0.0)
         if start_timer:
             self.timer.start()
-        self.resize(1100, 800)
+        self.resize(1100, 800)  # until show_sized_to_screen (tests and scripts size it themselves)
         self.view.setFocus()
 
     # -- building -----------------------------------------------------------------------
@@ -139,6 +145,11 @@ class MainWindow(QMainWindow):
         self.new_message_action = self._action("New message", self.new_message, "Ctrl+N",
                                                "Finish this message and start the next (Ctrl+N)")
         self.quit_action = self._action("Quit", self.close, QKeySequence.StandardKey.Quit, "Close the window")
+        self.panel_action = self._action("Text panel", self.set_text_panel, None,
+                                         "Show or hide the text above the canvas (drag its edge to resize it)",
+                                         checkable=True)
+        self.full_screen_action = self._action("Full screen", self.set_full_screen, "F11",
+                                               "Use the whole screen for the window (F11)", checkable=True)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -152,6 +163,9 @@ class MainWindow(QMainWindow):
         writing_menu = bar.addMenu("&Writing")
         writing_menu.addAction(self.start_action)
         writing_menu.addAction(self.turbo_action)
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.panel_action)
+        view_menu.addAction(self.full_screen_action)
 
     def _build_toolbars(self) -> None:
         """Writing controls on the first row; text actions and how things look on the second (one row does
@@ -221,6 +235,9 @@ class MainWindow(QMainWindow):
         self.scheme_box.currentIndexChanged.connect(self._on_scheme)
         text.addWidget(QLabel(" Colours "))
         text.addWidget(self.scheme_box)
+        text.addSeparator()
+        text.addAction(self.panel_action)
+        text.addAction(self.full_screen_action)
         self.addToolBar(text)
 
     def _build_status_bar(self) -> None:
@@ -251,6 +268,7 @@ class MainWindow(QMainWindow):
             self.scheme_box.setCurrentIndex(max(0, self.scheme_box.findData(prefs.colour_scheme)))
         self.panel.set_font_size(prefs.font_size)
         self.panel.set_scheme(prefs.colour_scheme)
+        self.set_text_panel(prefs.text_panel, remember=False)
         self.view.scheme = prefs.colour_scheme
         self._setup_adaptation()
         self.set_input(prefs.input, remember=False)
@@ -342,6 +360,41 @@ class MainWindow(QMainWindow):
         self.panel.set_font_size(self.prefs.font_size)
         self.view.update()
         self.remember(colour_scheme=scheme)
+
+    # -- layout ---------------------------------------------------------------------------
+    def set_text_panel(self, shown: bool, remember: bool = True) -> None:
+        """Show or hide the text panel (the canvas takes its place); the choice is kept."""
+        shown = bool(shown)
+        with QSignalBlocker(self.panel_action):
+            self.panel_action.setChecked(shown)
+        self.panel.setVisible(shown)
+        if shown and self.splitter.sizes()[0] == 0:  # dragged shut before: open it again at its usual height
+            self.splitter.setSizes([PANEL_HEIGHT, max(1, sum(self.splitter.sizes()) - PANEL_HEIGHT)])
+        if remember:
+            self.remember(text_panel=shown)
+
+    def set_full_screen(self, on: bool) -> None:
+        with QSignalBlocker(self.full_screen_action):
+            self.full_screen_action.setChecked(bool(on))
+        if on:
+            self.showFullScreen()
+        else:
+            self.showNormal()
+            self._fit_to_screen()
+
+    def _fit_to_screen(self) -> None:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None:
+            self.setGeometry(screen.availableGeometry())
+
+    def show_sized_to_screen(self) -> None:
+        """Open as large as the screen: full screen for the gaze and head-mouse presets (every pixel is a
+        target), the whole available area otherwise."""
+        if self.controller.preset.name in FULL_SCREEN_PRESETS:
+            self.set_full_screen(True)
+        else:
+            self._fit_to_screen()
+            self.showMaximized()
 
     # -- input ----------------------------------------------------------------------------
     def _on_input(self, index: int) -> None:
