@@ -37,7 +37,13 @@ from pydantic import (
 )
 
 from dasher_rnn.input.presets import PRESETS
-from dasher_rnn.zoom.controller import REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
+from dasher_rnn.zoom.controller import (
+    REST_STOP_RANGE,
+    REVERSE_SPEED_RANGE,
+    SPEED_RANGE,
+    TURBO_RANGE,
+    ControllerConfig,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +131,9 @@ class Preferences(BaseModel):
     reverse_speed: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REVERSE_SPEED_RANGE)] = \
         _ENGINE.reverse_speed
     turbo_factor: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(TURBO_RANGE)] = _ENGINE.turbo_factor
+    pause_outside: bool = _ENGINE.pause_outside  # the pointer leaving the canvas pauses writing
+    rest_stop_seconds: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REST_STOP_RANGE)] = \
+        _ENGINE.rest_stop_seconds  # a pointer resting this long stops writing (0: never)
 
     @field_validator("*", mode="wrap")
     @classmethod
@@ -163,7 +172,8 @@ class Preferences(BaseModel):
     def controller_config(self) -> ControllerConfig:
         """The writing controller's values from these preferences."""
         return ControllerConfig(speed_bps=self.speed_bps, reverse_speed=self.reverse_speed,
-                                auto_speed=self.auto_speed, preset=self.preset, turbo_factor=self.turbo_factor)
+                                auto_speed=self.auto_speed, preset=self.preset, turbo_factor=self.turbo_factor,
+                                pause_outside=self.pause_outside, rest_stop_seconds=self.rest_stop_seconds)
 
 
 def default_path() -> Path:

@@ -22,7 +22,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.ppm import PPMModel
@@ -387,3 +387,36 @@ def test_the_window_opens_sized_to_the_screen_and_full_screen_for_gaze(qtbot, se
         window.full_screen_action.trigger()  # a button leaves full screen (and enters it)
         assert window.isFullScreen() != full
         window.close()
+
+
+def test_the_pointer_leaving_the_canvas_pauses_writing(qtbot, settings_path):
+    window = open_window(qtbot)  # the mouse preset: pausing outside is the default for it too
+    view = window.view
+    qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint(view.width() - 50, view.height() // 2))
+    assert window.controller.running
+    window.tick(DT)
+    QApplication.sendEvent(view, QEvent(QEvent.Type.Leave))  # off to the toolbar, say
+    window.tick(DT)
+    assert not window.controller.running and "click" in view.hint
+
+
+def test_undo_writing_takes_back_the_run_from_the_toolbar_and_the_edit_menu(qtbot, settings_path):
+    window = open_window(qtbot)
+    assert not window.undo_action.isEnabled()
+    window.toggle_running()
+    steer(window, "I want")
+    window.toggle_running()
+    kept = window.panel.toPlainText()
+    ppm = window.controller.writer.mixer.ppm
+    learned = ppm.snapshot()["counts"].sum()
+    window.toggle_running()
+    steer(window, "I want some water.")
+    assert ppm.snapshot()["counts"].sum() > learned
+    assert window.undo_action.isEnabled()
+    button = window.findChild(QToolBar, "writing-toolbar").widgetForAction(window.undo_action)
+    assert button.minimumHeight() >= 40 and button.font().bold()  # large: the one to reach for after a mistake
+    edit_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Edit")
+    assert window.undo_action in edit_menu.actions()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)  # no keyboard needed
+    assert not window.controller.running and window.start_action.text() == "Start"
+    assert window.panel.toPlainText() == kept and ppm.snapshot()["counts"].sum() == learned

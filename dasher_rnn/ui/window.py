@@ -131,6 +131,10 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         self.start_action = self._action("Start", self.toggle_running, "Space", "Start or stop writing (Space)")
+        self.undo_action = self._action("Undo writing", self.undo_writing, QKeySequence.StandardKey.Undo,
+                                        "Take back what the last run of writing wrote (since the last start), "
+                                        "and what it taught the model")
+        self.undo_action.setEnabled(False)
         self.turbo_action = self._action("Turbo", self._on_turbo, None,
                                          "Zoom faster while this is on or while Shift is held", checkable=True)
         self.copy_action = self._action("Copy all", self.copy_all, "Ctrl+Shift+C", "Copy all the text to the clipboard")
@@ -157,6 +161,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.save_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.undo_action)
         text_menu = bar.addMenu("&Text")
         for action in (self.copy_action, self.clear_action, self.new_message_action, self.speak_action):
             text_menu.addAction(action)
@@ -173,6 +179,13 @@ class MainWindow(QMainWindow):
         controls = QToolBar("Writing")
         controls.setObjectName("writing-toolbar")
         controls.addAction(self.start_action)
+        controls.addAction(self.undo_action)
+        undo_button = controls.widgetForAction(self.undo_action)  # large: the one to reach for after a mistake
+        undo_font = undo_button.font()
+        undo_font.setBold(True)
+        undo_font.setPointSizeF(undo_font.pointSizeF() * 1.3)
+        undo_button.setFont(undo_font)
+        undo_button.setMinimumSize(140, 40)
         controls.addAction(self.turbo_action)
 
         self.speed_box = QDoubleSpinBox()
@@ -464,6 +477,8 @@ class MainWindow(QMainWindow):
         self.frames += 1
         if self.controller.running != self._running_shown:
             self._show_running()
+        if self.controller.running:  # while running there is always the run itself to take back
+            self.undo_action.setEnabled(True)
         self._since_status += dt
         if self._since_status >= STATUS_SECONDS:
             self.update_status()
@@ -472,6 +487,7 @@ class MainWindow(QMainWindow):
     def _show_running(self) -> None:
         running = self._running_shown = self.controller.running
         self.start_action.setText("Stop" if running else "Start")
+        self.undo_action.setEnabled(running or self.controller.can_undo)
         if running:
             self.view.hint = ""
         elif self.controller.preset.dwell_start:
@@ -483,6 +499,14 @@ class MainWindow(QMainWindow):
     def toggle_running(self) -> None:
         self.controller.toggle()
         self._show_running()
+
+    def undo_writing(self) -> None:
+        """Take back the last run of writing and what it taught the model (writing stops)."""
+        undone = self.controller.undo_run()
+        self.panel.show_text(self.controller.text)
+        self._show_running()
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.statusBar().showMessage("Took back the last run of writing" if undone else "Nothing to take back", 4000)
 
     def _on_view_clicked(self) -> None:
         self.view.setFocus()
@@ -537,10 +561,12 @@ class MainWindow(QMainWindow):
     def clear_text(self) -> None:
         self.controller.clear()
         self.panel.show_text(self.controller.text)
+        self._show_running()
 
     def new_message(self) -> None:
         self.controller.new_message()
         self.panel.show_text(self.controller.text)
+        self._show_running()
 
     def save_text(self, path: str | Path | None = None) -> bool:
         """Write all the text as UTF-8 (asking where when no path is given); errors go to a message box."""
