@@ -52,6 +52,7 @@ FILE_NAME = "settings.json"
 INPUTS = ("mouse", "gaze-udp", "tobii")
 COLOUR_SCHEMES = ("default", "high-contrast")
 FONT_SIZE_RANGE = (6, 96)
+LABEL_PX_RANGE = (6, 64)
 _PROBLEMS = "problems"  # validation context key: a list that collects what was repaired (lenient loading)
 _ENGINE = ControllerConfig()  # the controller's defaults are the preferences' defaults
 
@@ -128,6 +129,9 @@ class Preferences(BaseModel):
     font_size: Annotated[int, Field(ge=FONT_SIZE_RANGE[0], le=FONT_SIZE_RANGE[1])] = 14
     colour_scheme: Literal[COLOUR_SCHEMES] = "default"
     text_panel: bool = True  # the text panel above the canvas is shown
+    label_min_px: Annotated[int, Field(ge=LABEL_PX_RANGE[0], le=LABEL_PX_RANGE[1])] = 12  # smaller boxes: no label
+    # the share of each capital's box that goes to its lower-case letter at a message start (docs/BENCHMARKS.md)
+    start_lower_share: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded((0.0, 1.0))] = 0.25
     reverse_speed: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REVERSE_SPEED_RANGE)] = \
         _ENGINE.reverse_speed
     turbo_factor: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(TURBO_RANGE)] = _ENGINE.turbo_factor

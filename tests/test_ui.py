@@ -420,3 +420,19 @@ def test_undo_writing_takes_back_the_run_from_the_toolbar_and_the_edit_menu(qtbo
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)  # no keyboard needed
     assert not window.controller.running and window.start_action.text() == "Start"
     assert window.panel.toPlainText() == kept and ppm.snapshot()["counts"].sum() == learned
+
+
+def test_labels_have_a_minimum_size_and_appear_when_their_box_grows():
+    from dasher_rnn.ui.paint import MIN_LABEL_PX, label_pixels
+
+    assert label_pixels(MIN_LABEL_PX - 1, 200, 0.65, 60) == 0  # too small for a legible label: none
+    assert label_pixels(200, MIN_LABEL_PX - 1, 0.65, 60) == 0  # too narrow
+    assert label_pixels(MIN_LABEL_PX, 200, 0.65, 60) == MIN_LABEL_PX  # grown past it: drawn, never smaller
+    sizes = [label_pixels(h, 200, 0.65, 60) for h in range(MIN_LABEL_PX, 200)]
+    assert sizes == sorted(sizes) and max(sizes) == 60
+    assert label_pixels(15, 200, 0.65, 60, min_px=20) == 0 and label_pixels(25, 200, 0.65, 60, min_px=20) == 20
+
+
+def test_the_window_takes_the_label_size_from_the_preferences(qtbot, settings_path):
+    window = open_window(qtbot, label_min_px=20)
+    assert window.view.min_label_px == 20

@@ -22,7 +22,7 @@ from dasher_rnn.zoom.geometry import (
 )
 from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
 from dasher_rnn.zoom.simulate import simulate, target_pointer
-from dasher_rnn.zoom.sources import uniform_counts
+from dasher_rnn.zoom.sources import WriterSource, case_pairs, lower_case_prior, uniform_counts
 from tests.conftest import writer_source
 
 ALPHABET = load_alphabet("english")
@@ -277,3 +277,39 @@ def test_simulate_command_rejects_phrases_outside_the_alphabet(capsys):
 
     assert main(["simulate", "--model", "uniform", "--text", "caf\u00e9 \u4e2d", "--json"]) == 2
     assert "outside alphabet" in capsys.readouterr().err
+
+
+def test_the_lower_case_prior_moves_a_share_of_each_capital_to_its_lower_case_letter():
+    pairs = case_pairs(ALPHABET)
+    assert len(pairs[0]) == 26
+    assert ALPHABET.symbols[pairs[0][0]] == "A" and ALPHABET.symbols[pairs[1][0]] == "a"
+    p = np.full(len(ALPHABET), 1.0)
+    p[ALPHABET.index("T")] = 40.0
+    q = lower_case_prior(p, pairs, 0.25)
+    assert q.sum() == pytest.approx(p.sum())
+    assert q[ALPHABET.index("T")] == pytest.approx(30.0) and q[ALPHABET.index("t")] == pytest.approx(11.0)
+    assert q[ALPHABET.index(".")] == p[ALPHABET.index(".")]  # only letters move
+    assert np.array_equal(lower_case_prior(p, pairs, 0.0), p)
+
+
+def test_the_prior_applies_at_a_message_start_only():
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(["I want tea.", "The nurse is here.", "We need water."] * 30) + "\n")
+    plain = writer_source("ppm", trained_ppm=model)
+    prior = WriterSource(writer_source("ppm", trained_ppm=model).writer, start_lower_share=0.25)
+    lower = [ALPHABET.index(ch) for ch in "abcdefghijklmnopqrstuvwxyz"]
+
+    def counts(source, context, symbol=None):
+        got = []
+        handle = source.start(context)
+        if symbol is not None:
+            handle = source.child(handle, ALPHABET.index(symbol))
+        source.request(handle, 1.0, got.append)
+        return got[0]
+
+    before, after = counts(plain, ""), counts(prior, "")
+    assert after.sum() == before.sum() == DASHER_TOTAL
+    assert after[lower].sum() > before[lower].sum()
+    assert after[ALPHABET.index("t")] > before[ALPHABET.index("t")] and after[ALPHABET.index("T")] < before[ALPHABET.index("T")]
+    assert np.array_equal(counts(plain, "", "I"), counts(prior, "", "I"))  # one character in: the model's own sizes
+    assert np.array_equal(counts(plain, "I want"), counts(prior, "I want"))

@@ -39,7 +39,7 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
         source = WriterSource(build_writer(WriterConfig(
             model=model, model_dir=model_dir, ppm_train=tuple(ppm_train or ()), adapt=adapt,
             profile=profile or prefs.profile,  # used even while adaptation is off: it can be switched on
-            alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)))
+            alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)), prefs.start_lower_share)
     except Exception as exc:  # whatever went wrong, the user gets a message, not a traceback
         log.debug("loading the %s model failed", model, exc_info=True)
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
@@ -72,7 +72,8 @@ def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour
     with tempfile.TemporaryDirectory() as tmp:
         store = SettingsStore(Path(tmp) / "settings.json")
         prefs = store.load().updated(colour_scheme=colour_scheme, speed_bps=speed_bps, auto_speed=False)
-        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn"))), prefs.controller_config())
+        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn")), prefs.start_lower_share),
+                                       prefs.controller_config())
         window = MainWindow(controller, store, prefs, start_timer=False)
         try:
             if size is None:

@@ -283,6 +283,7 @@ class MainWindow(QMainWindow):
         self.panel.set_scheme(prefs.colour_scheme)
         self.set_text_panel(prefs.text_panel, remember=False)
         self.view.scheme = prefs.colour_scheme
+        self.view.min_label_px = prefs.label_min_px
         self._setup_adaptation()
         self.set_input(prefs.input, remember=False)
 
