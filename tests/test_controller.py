@@ -146,7 +146,9 @@ def test_leaving_the_canvas_pauses_with_every_preset(name):
     c.frame((ORIGIN_X - 500.0, ORIGIN_Y), 1 / 60)
     assert c.running and c.zoom.bits_total > 0
     c.frame(None, 1 / 60)  # it left
-    assert not c.running
+    assert not c.running and c.stopped_because == "outside"
+    c.start()
+    assert c.stopped_because == ""
 
 
 def test_pausing_outside_can_be_turned_off_for_the_mouse():
@@ -165,7 +167,7 @@ def test_a_resting_pointer_stops_writing_within_the_set_time():
     while c.running and rested < 10:
         c.frame((ORIGIN_X - 800.0, ORIGIN_Y - 300.0), dt)
         rested += dt
-    assert not c.running
+    assert not c.running and c.stopped_because == "rest"
     assert 2.5 - dt <= rested <= 2.5 + 2 * dt  # simulated seconds, not this machine's
     never = controller(rest_stop_seconds=0.0)
     never.start()

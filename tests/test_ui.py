@@ -397,7 +397,7 @@ def test_the_pointer_leaving_the_canvas_pauses_writing(qtbot, settings_path):
     window.tick(DT)
     QApplication.sendEvent(view, QEvent(QEvent.Type.Leave))  # off to the toolbar, say
     window.tick(DT)
-    assert not window.controller.running and "click" in view.hint
+    assert not window.controller.running and "left the canvas" in view.hint and "click" in view.hint
 
 
 def test_undo_writing_takes_back_the_run_from_the_toolbar_and_the_edit_menu(qtbot, settings_path):

@@ -489,12 +489,14 @@ class MainWindow(QMainWindow):
         running = self._running_shown = self.controller.running
         self.start_action.setText("Stop" if running else "Start")
         self.undo_action.setEnabled(running or self.controller.can_undo)
+        why = {"outside": "Paused (the pointer left the canvas)",
+               "rest": "Stopped (the pointer rested)"}.get(self.controller.stopped_because, "Stopped")
         if running:
             self.view.hint = ""
         elif self.controller.preset.dwell_start:
-            self.view.hint = "Stopped: rest the pointer on the crosshair to start"
+            self.view.hint = f"{why}: rest the pointer on the crosshair to start"
         else:
-            self.view.hint = "Stopped: click or press Space to start"
+            self.view.hint = f"{why}: click or press Space to start"
         self.view.update()
 
     def toggle_running(self) -> None:

@@ -79,6 +79,7 @@ class WritingController:
         self.rest = RestDetector(REST_RADIUS)
         self._runs: list[Mark] = []  # where each run of writing in this message started (for undo_run)
         self._seen_pointer = False  # the pointer was on the canvas since the last start
+        self.stopped_because = ""  # why writing stopped by itself: "outside" or "rest" ("" otherwise)
         self.apply_preset(config.preset)
         self._bps = 0.0
         self._typed = 0
@@ -179,14 +180,17 @@ class WritingController:
     # -- start and stop -----------------------------------------------------------------
     def start(self) -> None:
         self.running = True
+        self.stopped_because = ""
         self.auto_speed.reset()
         self.rest.reset()
         self._seen_pointer = False
         if not self._runs or self._runs[-1].text != self.zoom.text:  # a run that wrote nothing is no run to undo
             self._runs.append(self.zoom.mark())
 
-    def stop(self) -> None:
+    def stop(self, reason: str = "") -> None:
+        """Stop writing; ``reason`` says why when the controller stopped by itself ("outside", "rest")."""
         self.running = False
+        self.stopped_because = reason
 
     def toggle(self) -> None:
         self.stop() if self.running else self.start()
@@ -198,7 +202,7 @@ class WritingController:
         if pointer is not None and self.preset.dwell_start and self.dwell.update(pointer[0], pointer[1], self._clock):
             self.toggle()
         if self.running and pointer is None and self._seen_pointer and self.pauses_outside:
-            self.stop()  # it left the canvas (started with it elsewhere, e.g. from a toolbar button: wait for it)
+            self.stop("outside")  # it left the canvas (started with it elsewhere, e.g. from a button: wait for it)
         if self.running and pointer is not None:
             self._seen_pointer = True
             if pointer[0] >= ORIGIN_X or not EDGE <= pointer[1] <= MAX_Y - EDGE:
@@ -206,7 +210,7 @@ class WritingController:
                 # off the screen: a still pointer there is steering
                 self.rest.reset()
             elif self.rest.update(pointer[0], pointer[1], dt) >= self.rest_stop_seconds > 0:
-                self.stop()  # the pointer has rested at one spot: nobody is steering
+                self.stop("rest")  # the pointer has rested at one spot: nobody is steering
         if not self.running or pointer is None:
             frame = self.zoom.idle()
             self._bps *= 0.9
