@@ -14,7 +14,7 @@ from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.zoom.controller import SPEED_RANGE, ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
-from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer
+from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from tests.conftest import make_sentences, writer_source
 
 ALPHABET = load_alphabet("english")
@@ -235,3 +235,43 @@ def test_undo_does_not_reach_into_an_earlier_message():
     write(c, "Tom")
     c.new_message()
     assert not c.can_undo and not c.undo_run() and c.text == "Tom\n"
+
+
+def test_undo_with_the_adapting_rnn_restores_the_text_and_the_weights():
+    c = WritingController(writer_source("rnn"), ControllerConfig(speed_bps=3.0, auto_speed=False))
+    try:
+        def steer(target: str) -> None:
+            for _ in range(20000):
+                wait_for_answers(c.zoom)  # the same run however busy this machine is
+                c.frame(target_pointer(c.zoom, c.zoom.context + target), 1 / 30)
+                if c.zoom.output == target:
+                    return
+            raise AssertionError(c.zoom.output)
+
+        def probe() -> np.ndarray:
+            w = c.writer
+            w.flush()
+            handle = w.root("I would like")
+            probs = w.request([handle]).result()[0].probs
+            w.release(handle)
+            return probs
+
+        c.start()
+        steer("hello there")
+        c.stop()
+        for _ in range(5):  # stopped, the view settles as the last answers arrive
+            wait_for_answers(c.zoom)
+            c.frame(None, 1 / 30)
+        kept, before = c.text, probe()
+        c.start()
+        steer("hello there, how are you doing today")  # more than 20 characters: the RNN adapts
+        c.stop()
+        assert c.writer.status().updates >= 1 and not np.allclose(probe(), before, atol=1e-6)
+        assert c.undo_run()
+        for _ in range(5):
+            wait_for_answers(c.zoom)
+            c.frame(None, 1 / 30)
+        assert c.text == kept
+        assert np.allclose(probe(), before, atol=1e-5)  # what the run taught the RNN is gone
+    finally:
+        c.close()

@@ -160,6 +160,9 @@ class ZoomModel:
         if mark.committed > common:
             self._commit(target[common:], None)  # learned before, backed out of during the run: learn it again
         self._committed = mark.committed
+        flush = getattr(self.source, "flush", None)
+        if flush is not None:
+            flush()  # the rebuilt boxes are laid out by the model as it was at the mark, not as it is rolling back
         # drop the boxes of the view now, and rebuild the one the mark was taken in
         top = self.root
         while top.parent is not None:

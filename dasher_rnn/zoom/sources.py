@@ -47,6 +47,8 @@ class PredictionSource(Protocol):
     def new_message(self) -> None:
         """The next commit starts a new message."""
 
+    # Optional: ``flush()`` waits until learning and unlearning have reached the predictions (used by rewind).
+
     def close(self) -> None: ...
 
 
@@ -127,6 +129,11 @@ class WriterSource:
 
     def new_message(self) -> None:
         self.writer.new_message()
+
+    def flush(self) -> None:
+        """Wait until what was learned and unlearned has reached the predictor (boxes asked for from now on use
+        it: after an undo, the rebuilt view must not be laid out by the weights being rolled back)."""
+        self.writer.flush()
 
     def close(self) -> None:
         self.writer.close()
