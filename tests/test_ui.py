@@ -32,7 +32,7 @@ from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.window import MainWindow, frame_interval_ms
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.geometry import ORIGIN_Y, Viewport
+from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from tests.conftest import make_sentences, writer_source
 
@@ -436,3 +436,21 @@ def test_labels_have_a_minimum_size_and_appear_when_their_box_grows():
 def test_the_window_takes_the_label_size_from_the_preferences(qtbot, settings_path):
     window = open_window(qtbot, label_min_px=20)
     assert window.view.min_label_px == 20
+
+
+def test_a_resting_pointer_in_the_window_stops_and_never_speeds_up(qtbot, settings_path):
+    """Issue 22's evidence, replayed: the mouse preset, auto speed on at 1.5 bits/s, the pointer left resting."""
+    window = open_window(qtbot, speed_bps=1.5, auto_speed=True)
+    assert window.controller.rest_stop_seconds == window.prefs.rest_stop_seconds > 0
+    window.toggle_running()
+    point_at(window, 0.6 * ORIGIN_X, ORIGIN_Y - 350.0)
+    seconds = 0.0
+    while seconds < 20.0:
+        window.tick(DT)
+        seconds += DT
+    window.update_status()
+    assert not window.controller.running and "rested" in window.view.hint
+    assert window.controller.speed_bps == 1.5 and window.speed_box.value() == pytest.approx(1.5)
+    assert window.undo_action.isEnabled()
+    window.undo_action.trigger()
+    assert window.panel.toPlainText() == ""
