@@ -38,7 +38,13 @@ from pydantic import (
 
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
-from dasher_rnn.zoom.controller import REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
+from dasher_rnn.zoom.controller import (
+    REST_STOP_RANGE,
+    REVERSE_SPEED_RANGE,
+    SPEED_RANGE,
+    TURBO_RANGE,
+    ControllerConfig,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +54,7 @@ INPUTS = ("mouse", "gaze-udp", "tobii", "dasher-socket")
 COLOUR_SCHEMES = ("default", "high-contrast")
 OUTPUTS = ("panel", "direct")  # direct: also typed into the program that has the keyboard focus
 FONT_SIZE_RANGE = (6, 96)
+LABEL_PX_RANGE = (6, 64)
 _PROBLEMS = "problems"  # validation context key: a list that collects what was repaired (lenient loading)
 _ENGINE = ControllerConfig()  # the controller's defaults are the preferences' defaults
 
@@ -136,12 +143,19 @@ class Preferences(BaseModel):
     adaptation: bool = True
     font_size: Annotated[int, Field(ge=FONT_SIZE_RANGE[0], le=FONT_SIZE_RANGE[1])] = 14
     colour_scheme: Literal[COLOUR_SCHEMES] = "default"
+    text_panel: bool = True  # the text panel above the canvas is shown
+    label_min_px: Annotated[int, Field(ge=LABEL_PX_RANGE[0], le=LABEL_PX_RANGE[1])] = 12  # smaller boxes: no label
+    # the share of each capital's box that goes to its lower-case letter at a message start (docs/BENCHMARKS.md)
+    start_lower_share: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded((0.0, 1.0))] = 0.25
     reverse_speed: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REVERSE_SPEED_RANGE)] = \
         _ENGINE.reverse_speed
     turbo_factor: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(TURBO_RANGE)] = _ENGINE.turbo_factor
     output: Literal[OUTPUTS] = "panel"
     copy_on_stop: bool = False  # Dasher's "copy all on stop"
     speak_on_stop: bool = False  # Dasher's "speak on stop": the current message
+    pause_outside: bool = _ENGINE.pause_outside  # the pointer leaving the canvas pauses writing
+    rest_stop_seconds: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REST_STOP_RANGE)] = \
+        _ENGINE.rest_stop_seconds  # a pointer resting this long stops writing (0: never)
 
     @field_validator("*", mode="wrap")
     @classmethod
@@ -180,7 +194,8 @@ class Preferences(BaseModel):
     def controller_config(self) -> ControllerConfig:
         """The writing controller's values from these preferences."""
         return ControllerConfig(speed_bps=self.speed_bps, reverse_speed=self.reverse_speed,
-                                auto_speed=self.auto_speed, preset=self.preset, turbo_factor=self.turbo_factor)
+                                auto_speed=self.auto_speed, preset=self.preset, turbo_factor=self.turbo_factor,
+                                pause_outside=self.pause_outside, rest_stop_seconds=self.rest_stop_seconds)
 
 
 def default_path() -> Path:

@@ -4,13 +4,20 @@ The controller takes plain values (ControllerConfig); nothing here knows the app
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
+from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.zoom.controller import SPEED_RANGE, ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
-from dasher_rnn.zoom.simulate import target_pointer
-from tests.conftest import writer_source
+from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
+from tests.conftest import make_sentences, writer_source
+
+ALPHABET = load_alphabet("english")
 
 
 def controller(**values) -> WritingController:
@@ -81,7 +88,7 @@ def test_viewport_round_trips_and_puts_the_crosshair_mid_height():
     v = Viewport(800, 600)
     assert v.crosshair[1] == 300
     sx, sy = v.to_screen(1000.0, 3000.0)
-    assert v.to_dasher(sx, sy) == (1000.0, 3000.0)
+    assert v.to_dasher(sx, sy) == pytest.approx((1000.0, 3000.0))
 
 
 def test_the_defaults_are_the_mouse_preset():
@@ -115,6 +122,156 @@ def test_auto_speed_moves_the_speed_only_when_enabled():
     for enabled in (False, True):
         c = controller(speed_bps=2.0, auto_speed=enabled)
         c.start()
-        for _ in range(600):
-            c.frame((ORIGIN_X - 1500.0, ORIGIN_Y), 1 / 60)  # steering straight ahead, far right: fast
-        assert (c.speed_bps != 2.0) == enabled
+        for i in range(600):  # steering straight ahead, far right, following the growing box: fast
+            c.frame((ORIGIN_X - 1500.0 + 300.0 * math.sin(i / 20), ORIGIN_Y), 1 / 60)
+        assert c.running and (c.speed_bps != 2.0) == enabled
+
+
+def test_a_resting_pointer_does_not_raise_auto_speed():
+    """The evidence: 20 s of a resting pointer took auto speed from 1.5 to 3.8 bits/s. Resting is not steering."""
+    c = controller(speed_bps=1.5, auto_speed=True, rest_stop_seconds=0.0)  # never stops: the speed rule alone
+    c.start()
+    for _ in range(20 * 60):
+        c.frame((ORIGIN_X - 1500.0, ORIGIN_Y + 40.0), 1 / 60)
+    assert c.running and c.speed_bps == 1.5
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_leaving_the_canvas_pauses_with_every_preset(name):
+    c = controller(preset=name)
+    c.start()
+    for _ in range(10):  # started from a button, the pointer not on the canvas yet: waits for it
+        c.frame(None, 1 / 60)
+    assert c.running and c.zoom.bits_total == 0
+    c.frame((ORIGIN_X - 500.0, ORIGIN_Y), 1 / 60)
+    assert c.running and c.zoom.bits_total > 0
+    c.frame(None, 1 / 60)  # it left
+    assert not c.running and c.stopped_because == "outside"
+    c.start()
+    assert c.stopped_because == ""
+
+
+def test_pausing_outside_can_be_turned_off_for_the_mouse():
+    c = controller(pause_outside=False)
+    c.start()
+    c.frame((ORIGIN_X - 500.0, ORIGIN_Y), 1 / 60)
+    c.frame(None, 1 / 60)
+    assert c.running and c.config.pause_outside is False
+
+
+def test_a_resting_pointer_stops_writing_within_the_set_time():
+    c = controller(speed_bps=2.0, rest_stop_seconds=2.5)
+    c.start()
+    write(c, "ab")
+    dt, rested = 1 / 30, 0.0
+    while c.running and rested < 10:
+        c.frame((ORIGIN_X - 800.0, ORIGIN_Y - 300.0), dt)
+        rested += dt
+    assert not c.running and c.stopped_because == "rest"
+    assert 2.5 - dt <= rested <= 2.5 + 2 * dt  # simulated seconds, not this machine's
+    never = controller(rest_stop_seconds=0.0)
+    never.start()
+    for _ in range(20 * 30):
+        never.frame((ORIGIN_X - 800.0, ORIGIN_Y - 300.0), dt)
+    assert never.running
+
+
+def ppm_controller() -> WritingController:
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(make_sentences(300)) + "\n")
+    return WritingController(writer_source("ppm", trained_ppm=model), ControllerConfig(speed_bps=4.0, auto_speed=False))
+
+
+def ppm_counts(c: WritingController) -> dict:
+    return c.writer.mixer.ppm.snapshot()
+
+
+def same_counts(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_undo_takes_back_the_last_run_and_what_it_taught_the_model():
+    c = ppm_controller()
+    untouched = ppm_counts(c)
+    assert not c.can_undo and not c.undo_run()
+    c.start()
+    write(c, "I want")
+    c.stop()
+    after_first = (c.text, ppm_counts(c))
+    assert c.zoom._committed > 0 and not same_counts(after_first[1], untouched)  # it learned from the first run
+    c.start()
+    c.stop()
+    c.start()  # runs that wrote nothing are no runs to undo
+    write(c, "I want some water.")
+    assert not same_counts(ppm_counts(c), after_first[1])
+    assert c.can_undo and c.undo_run()
+    assert not c.running
+    assert c.text == after_first[0] and same_counts(ppm_counts(c), after_first[1])
+    assert c.undo_run()  # one run further back: the message start, and nothing learned
+    assert c.text == "" and same_counts(ppm_counts(c), untouched) and not c.can_undo
+    c.start()
+    write(c, "We need")  # writing goes on from there as usual
+    assert c.text == "We need"
+
+
+def test_undo_relearns_what_the_run_backed_out_of():
+    c = ppm_controller()
+    c.start()
+    write(c, "The nurse")
+    c.stop()
+    before = (c.text, ppm_counts(c))
+    committed = c.zoom.mark().committed
+    c.start()
+    while c.zoom.mark().committed > committed - 2:  # backing out of committed text unlearns it ...
+        c.frame((REVERSE_X, ORIGIN_Y), 1 / 60)
+    assert c.running and not same_counts(ppm_counts(c), before[1])
+    assert c.undo_run()  # ... and undo puts it back, learned as it was
+    assert c.text == before[0] and same_counts(ppm_counts(c), before[1])
+
+
+def test_undo_does_not_reach_into_an_earlier_message():
+    c = ppm_controller()
+    c.start()
+    write(c, "Tom")
+    c.new_message()
+    assert not c.can_undo and not c.undo_run() and c.text == "Tom\n"
+
+
+def test_undo_with_the_adapting_rnn_restores_the_text_and_the_weights():
+    c = WritingController(writer_source("rnn"), ControllerConfig(speed_bps=3.0, auto_speed=False))
+    try:
+        def steer(target: str) -> None:
+            for _ in range(20000):
+                wait_for_answers(c.zoom)  # the same run however busy this machine is
+                c.frame(target_pointer(c.zoom, c.zoom.context + target), 1 / 30)
+                if c.zoom.output == target:
+                    return
+            raise AssertionError(c.zoom.output)
+
+        def probe() -> np.ndarray:
+            w = c.writer
+            w.flush()
+            handle = w.root("I would like")
+            probs = w.request([handle]).result()[0].probs
+            w.release(handle)
+            return probs
+
+        c.start()
+        steer("hello there")
+        c.stop()
+        for _ in range(5):  # stopped, the view settles as the last answers arrive
+            wait_for_answers(c.zoom)
+            c.frame(None, 1 / 30)
+        kept, before = c.text, probe()
+        c.start()
+        steer("hello there, how are you doing today")  # more than 20 characters: the RNN adapts
+        c.stop()
+        assert c.writer.status().updates >= 1 and not np.allclose(probe(), before, atol=1e-6)
+        assert c.undo_run()
+        for _ in range(5):
+            wait_for_answers(c.zoom)
+            c.frame(None, 1 / 30)
+        assert c.text == kept
+        assert np.allclose(probe(), before, atol=1e-5)  # what the run taught the RNN is gone
+    finally:
+        c.close()

@@ -8,9 +8,11 @@ from dasher_rnn.input.auto_speed import AutoSpeedControl
 DT = 1 / 60
 
 
-def drive(control: AutoSpeedControl, speed: float, angles, radius=1.0):
-    for a in angles:
-        speed = control.update(speed, radius * math.cos(a), radius * math.sin(a), DT)
+def drive(control: AutoSpeedControl, speed: float, angles, radius=1000.0):
+    """Steer at these angles, the pointer moving in and out along each (as it follows a growing box)."""
+    for i, a in enumerate(angles):
+        r = radius * (1 + 0.2 * math.sin(i / 10))
+        speed = control.update(speed, r * math.cos(a), r * math.sin(a), DT)
     return speed
 
 
@@ -34,18 +36,38 @@ def test_speed_stays_in_bounds():
     assert drive(control, 2.9, [0.0] * 60 * 30) == pytest.approx(3.0)
     rng = random.Random(1)
     assert drive(control, 0.6, [rng.uniform(-1.2, 1.2) for _ in range(60 * 30)]) == pytest.approx(0.5)
-    assert control.update(50.0, 1.0, 0.0, DT) <= 3.0
+    assert control.update(50.0, 1000.0, 0.0, DT) <= 3.0
 
 
 def test_no_change_while_reversing_or_on_bad_input():
     control = AutoSpeedControl()
     drive(control, 1.0, [0.0] * 60 * 5)  # a full window of steady angles
-    assert control.update(1.0, -0.5, 0.1, DT) == 1.0
-    assert control.update(1.0, 0.0, 0.5, DT) == 1.0
-    assert control.update(1.0, 1.0, 0.0, 0.0) == 1.0
+    assert control.update(1.0, -500.0, 100.0, DT) == 1.0
+    assert control.update(1.0, 0.0, 500.0, DT) == 1.0
+    assert control.update(1.0, 1000.0, 0.0, 0.0) == 1.0
     assert control.update(1.0, float("nan"), 0.0, DT) == 1.0
 
 
 def test_needs_some_history_before_adapting():
     control = AutoSpeedControl(window=2.0)
     assert drive(control, 1.0, [0.0] * 30) == 1.0  # half a second of data
+
+
+def test_a_resting_pointer_never_raises_the_speed():
+    """A hand off the mouse: the angle is perfectly steady, but nobody is steering."""
+    control = AutoSpeedControl()
+    speed = 1.5
+    for _ in range(60 * 30):
+        speed = control.update(speed, 1200.0, 40.0, DT)
+    assert speed == 1.5 and not control.steering
+
+
+def test_jitter_within_the_rest_radius_is_resting_and_moving_again_is_steering():
+    rng = random.Random(2)
+    control = AutoSpeedControl()
+    speed = 1.5
+    for _ in range(60 * 30):  # a head mouse left pointing somewhere: a few units of jitter
+        speed = control.update(speed, 1200.0 + rng.uniform(-10, 10), 40.0 + rng.uniform(-10, 10), DT)
+    assert speed == 1.5 and not control.steering
+    speed = drive(control, speed, [0.05] * 60 * 20)  # the user steers again, steadily
+    assert speed > 1.5 and control.steering

@@ -22,7 +22,7 @@ import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.ppm import PPMModel
@@ -32,7 +32,7 @@ from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.window import MainWindow, frame_interval_ms
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.geometry import ORIGIN_Y, Viewport
+from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from tests.conftest import make_sentences, writer_source
 
@@ -393,3 +393,105 @@ def test_run_app_reports_a_model_that_cannot_load(qapp, tmp_path, monkeypatch):
     monkeypatch.setattr(QMessageBox, "critical", lambda *a, **k: shown.append(a))
     assert run_app("rnn", model_dir=tmp_path / "missing", settings_path=tmp_path / "settings.json") == 2
     assert shown and "Could not load" in shown[0][2]
+
+
+def test_the_text_panel_can_be_hidden_and_shrunk_and_the_canvas_takes_its_place(qtbot, settings_path):
+    window = open_window(qtbot)
+    view_height = window.view.height()
+    assert window.panel_action.isChecked() and window.panel.isVisible()
+    window.panel_action.trigger()  # the toolbar button: no keyboard needed
+    QApplication.processEvents()
+    assert not window.panel.isVisible() and window.view.height() > view_height
+    assert window.prefs.text_panel is False
+    window.panel_action.trigger()
+    QApplication.processEvents()
+    assert window.panel.isVisible() and window.prefs.text_panel is True
+    window.splitter.setSizes([0, 10_000])  # dragged shut: the splitter lets the panel collapse
+    assert window.splitter.sizes()[0] == 0
+    window.close()
+    assert SettingsStore().load().text_panel is True
+
+
+def test_the_window_opens_sized_to_the_screen_and_full_screen_for_gaze(qtbot, settings_path):
+    store = SettingsStore()
+    for preset_name, full in (("mouse", False), ("head-mouse", True)):
+        prefs = store.load().updated(preset=preset_name)
+        window = MainWindow(WritingController(writer_source("uniform"), prefs.controller_config()), store, prefs,
+                            start_timer=False)
+        qtbot.addWidget(window)
+        window.show_sized_to_screen()
+        qtbot.waitExposed(window)
+        available = window.screen().availableGeometry()
+        assert window.isFullScreen() == full and window.full_screen_action.isChecked() == full
+        assert window.frameGeometry().width() >= available.width() - 2
+        assert window.frameGeometry().height() >= available.height() - 2
+        window.full_screen_action.trigger()  # a button leaves full screen (and enters it)
+        assert window.isFullScreen() != full
+        window.close()
+
+
+def test_the_pointer_leaving_the_canvas_pauses_writing(qtbot, settings_path):
+    window = open_window(qtbot)  # the mouse preset: pausing outside is the default for it too
+    view = window.view
+    qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint(view.width() - 50, view.height() // 2))
+    assert window.controller.running
+    window.tick(DT)
+    QApplication.sendEvent(view, QEvent(QEvent.Type.Leave))  # off to the toolbar, say
+    window.tick(DT)
+    assert not window.controller.running and "left the canvas" in view.hint and "click" in view.hint
+
+
+def test_undo_writing_takes_back_the_run_from_the_toolbar_and_the_edit_menu(qtbot, settings_path):
+    window = open_window(qtbot)
+    assert not window.undo_action.isEnabled()
+    window.toggle_running()
+    steer(window, "I want")
+    window.toggle_running()
+    kept = window.panel.toPlainText()
+    ppm = window.controller.writer.mixer.ppm
+    learned = ppm.snapshot()["counts"].sum()
+    window.toggle_running()
+    steer(window, "I want some water.")
+    assert ppm.snapshot()["counts"].sum() > learned
+    assert window.undo_action.isEnabled()
+    button = window.findChild(QToolBar, "writing-toolbar").widgetForAction(window.undo_action)
+    assert button.minimumHeight() >= 40 and button.font().bold()  # large: the one to reach for after a mistake
+    edit_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Edit")
+    assert window.undo_action in edit_menu.actions()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)  # no keyboard needed
+    assert not window.controller.running and window.start_action.text() == "Start"
+    assert window.panel.toPlainText() == kept and ppm.snapshot()["counts"].sum() == learned
+
+
+def test_labels_have_a_minimum_size_and_appear_when_their_box_grows():
+    from dasher_rnn.ui.paint import MIN_LABEL_PX, label_pixels
+
+    assert label_pixels(MIN_LABEL_PX - 1, 200, 0.65, 60) == 0  # too small for a legible label: none
+    assert label_pixels(200, MIN_LABEL_PX - 1, 0.65, 60) == 0  # too narrow
+    assert label_pixels(MIN_LABEL_PX, 200, 0.65, 60) == MIN_LABEL_PX  # grown past it: drawn, never smaller
+    sizes = [label_pixels(h, 200, 0.65, 60) for h in range(MIN_LABEL_PX, 200)]
+    assert sizes == sorted(sizes) and max(sizes) == 60
+    assert label_pixels(15, 200, 0.65, 60, min_px=20) == 0 and label_pixels(25, 200, 0.65, 60, min_px=20) == 20
+
+
+def test_the_window_takes_the_label_size_from_the_preferences(qtbot, settings_path):
+    window = open_window(qtbot, label_min_px=20)
+    assert window.view.min_label_px == 20
+
+
+def test_a_resting_pointer_in_the_window_stops_and_never_speeds_up(qtbot, settings_path):
+    """Issue 22's evidence, replayed: the mouse preset, auto speed on at 1.5 bits/s, the pointer left resting."""
+    window = open_window(qtbot, speed_bps=1.5, auto_speed=True)
+    assert window.controller.rest_stop_seconds == window.prefs.rest_stop_seconds > 0
+    window.toggle_running()
+    point_at(window, 0.6 * ORIGIN_X, ORIGIN_Y - 350.0)
+    seconds = 0.0
+    while seconds < 20.0:
+        window.tick(DT)
+        seconds += DT
+    window.update_status()
+    assert not window.controller.running and "rested" in window.view.hint
+    assert window.controller.speed_bps == 1.5 and window.speed_box.value() == pytest.approx(1.5)
+    assert window.undo_action.isEnabled()
+    window.undo_action.trigger()
+    assert window.panel.toPlainText() == ""

@@ -8,10 +8,21 @@ import pytest
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.lm.protocol import DASHER_TOTAL
-from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, screen_to_y, y_to_screen
+from dasher_rnn.zoom.geometry import (
+    MAX_Y,
+    ORIGIN_X,
+    ORIGIN_Y,
+    X_FILL,
+    X_LINEAR,
+    Viewport,
+    screen_to_x,
+    screen_to_y,
+    x_to_screen,
+    y_to_screen,
+)
 from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
 from dasher_rnn.zoom.simulate import simulate, target_pointer
-from dasher_rnn.zoom.sources import uniform_counts
+from dasher_rnn.zoom.sources import WriterSource, case_pairs, lower_case_prior, uniform_counts
 from tests.conftest import writer_source
 
 ALPHABET = load_alphabet("english")
@@ -75,6 +86,47 @@ def test_nonlinear_y_round_trips_and_compresses_edges():
         assert screen_to_y(y_to_screen(y)) == pytest.approx(y)
     assert y_to_screen(2048.0) == 2048.0
     assert y_to_screen(-400.0) - y_to_screen(-800.0) == pytest.approx(100.0)  # x4 beyond the edge band
+
+
+def test_nonlinear_x_is_linear_to_the_crosshair_then_logarithmic_and_round_trips():
+    xs = [-300.0, 0.0, 100.0, 1000.0, X_LINEAR, 2500.0, 4096.0, 8000.0, 50_000.0, 1e7]
+    screen = [x_to_screen(x) for x in xs]
+    assert all(a < b for a, b in zip(screen, screen[1:], strict=False))  # monotonic
+    for x, u in zip(xs, screen, strict=True):
+        assert screen_to_x(u) == pytest.approx(x, rel=1e-9, abs=1e-6)
+    assert x_to_screen(1000.0) == 1000.0 and x_to_screen(ORIGIN_X) == ORIGIN_X  # linear up to the crosshair
+    assert x_to_screen(MAX_Y) < 0.8 * MAX_Y  # compressed beyond it
+    assert x_to_screen(2 * MAX_Y) - x_to_screen(MAX_Y) < x_to_screen(MAX_Y) - x_to_screen(ORIGIN_X)  # logarithmic
+
+
+@pytest.mark.parametrize("size", [(1600, 900), (1024, 768), (600, 1000), (3000, 300), (250, 1200)])
+def test_viewport_round_trips_and_is_monotonic(size):
+    v = Viewport(*size)
+    for x in [0.0, 50.0, ORIGIN_X, 3000.0, MAX_Y, 9000.0]:
+        for y in [-500.0, 0.0, 1000.0, ORIGIN_Y, 4090.0, 4500.0]:
+            sx, sy = v.to_screen(x, y)
+            assert v.to_dasher(sx, sy) == pytest.approx((x, y), rel=1e-9, abs=1e-6)
+    columns = [v.screen_x(x) for x in range(0, 20_000, 250)]
+    assert all(a > b for a, b in zip(columns, columns[1:], strict=False))  # bigger boxes reach further left
+    assert v.screen_x(0.0) == v.width and v.crosshair[1] == v.height / 2
+
+
+@pytest.mark.parametrize("size", [(1600, 900), (1024, 768), (600, 1000)])
+def test_the_canvas_is_filled_at_any_aspect(size):
+    """The full square spans X_FILL of the width, so at the start (the root box is the square) nothing is blank
+    but a margin of history at the left; the choices, right of the crosshair, get most of the width."""
+    v = Viewport(*size)
+    assert v.screen_x(MAX_Y) == pytest.approx((1 - X_FILL) * v.width)
+    assert v.to_dasher(0.0, 0.0)[0] > MAX_Y  # the left edge shows boxes larger than the view: the history
+    choices = v.width - v.crosshair[0]
+    assert choices > 0.55 * v.width
+
+
+def test_a_wide_canvas_gives_the_choices_twice_the_width_the_square_view_did():
+    v = Viewport(1600, 900)
+    assert v.width - v.crosshair[0] > 2 * (v.height / 2)  # the square view: half the height, right of the crosshair
+    first_level = MAX_Y / len(ALPHABET)  # a first-level box with a uniform distribution
+    assert v.width - v.screen_x(first_level) > 2 * first_level * v.scale  # more than twice as wide as it was
 
 
 def test_pointer_at_the_crosshair_stays_still():
@@ -225,3 +277,39 @@ def test_simulate_command_rejects_phrases_outside_the_alphabet(capsys):
 
     assert main(["simulate", "--model", "uniform", "--text", "caf\u00e9 \u4e2d", "--json"]) == 2
     assert "outside alphabet" in capsys.readouterr().err
+
+
+def test_the_lower_case_prior_moves_a_share_of_each_capital_to_its_lower_case_letter():
+    pairs = case_pairs(ALPHABET)
+    assert len(pairs[0]) == 26
+    assert ALPHABET.symbols[pairs[0][0]] == "A" and ALPHABET.symbols[pairs[1][0]] == "a"
+    p = np.full(len(ALPHABET), 1.0)
+    p[ALPHABET.index("T")] = 40.0
+    q = lower_case_prior(p, pairs, 0.25)
+    assert q.sum() == pytest.approx(p.sum())
+    assert q[ALPHABET.index("T")] == pytest.approx(30.0) and q[ALPHABET.index("t")] == pytest.approx(11.0)
+    assert q[ALPHABET.index(".")] == p[ALPHABET.index(".")]  # only letters move
+    assert np.array_equal(lower_case_prior(p, pairs, 0.0), p)
+
+
+def test_the_prior_applies_at_a_message_start_only():
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(["I want tea.", "The nurse is here.", "We need water."] * 30) + "\n")
+    plain = writer_source("ppm", trained_ppm=model)
+    prior = WriterSource(writer_source("ppm", trained_ppm=model).writer, start_lower_share=0.25)
+    lower = [ALPHABET.index(ch) for ch in "abcdefghijklmnopqrstuvwxyz"]
+
+    def counts(source, context, symbol=None):
+        got = []
+        handle = source.start(context)
+        if symbol is not None:
+            handle = source.child(handle, ALPHABET.index(symbol))
+        source.request(handle, 1.0, got.append)
+        return got[0]
+
+    before, after = counts(plain, ""), counts(prior, "")
+    assert after.sum() == before.sum() == DASHER_TOTAL
+    assert after[lower].sum() > before[lower].sum()
+    assert after[ALPHABET.index("t")] > before[ALPHABET.index("t")] and after[ALPHABET.index("T")] < before[ALPHABET.index("T")]
+    assert np.array_equal(counts(plain, "", "I"), counts(prior, "", "I"))  # one character in: the model's own sizes
+    assert np.array_equal(counts(plain, "I want"), counts(prior, "I want"))

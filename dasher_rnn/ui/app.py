@@ -49,14 +49,14 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
         source = WriterSource(build_writer(WriterConfig(
             model=model, model_dir=model_dir, ppm_train=tuple(ppm_train or ()), adapt=adapt,
             profile=profile or prefs.profile,  # used even while adaptation is off: it can be switched on
-            alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)))
+            alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)), prefs.start_lower_share)
     except Exception as exc:  # whatever went wrong, the user gets a message, not a traceback
         log.debug("loading the %s model failed", model, exc_info=True)
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
         return 2
     controller = WritingController(source, prefs.controller_config())
     window = MainWindow(controller, store, prefs, journal=Journal())
-    window.show()
+    window.show_sized_to_screen()
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
     # closed); the frame timer gives Python the chance to run the handler.
     previous = {sig: signal.signal(sig, lambda *_: window.close()) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -68,9 +68,13 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
 
 
 def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour_scheme: str = "default",
-                    speed_bps: float = 3.0, size: tuple[int, int] = (1100, 780), fps: float = 30.0) -> Path:
+                    speed_bps: float = 3.0, size: tuple[int, int] | None = None, fps: float = 30.0,
+                    start: bool = True) -> Path:
     """Write ``text_to_write`` with the shipped RNN for ``seconds`` of simulated time, steered like a user
-    aiming at it, and save a picture of the window mid-writing (settings in a throwaway file)."""
+    aiming at it, and save a picture of the window mid-writing (settings in a throwaway file).
+
+    ``size`` None opens the window as the app does (sized to the screen); ``start`` False pictures the window
+    as it opens, stopped."""
     from dasher_rnn.ui.window import MainWindow
     from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
 
@@ -78,17 +82,22 @@ def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour
     with tempfile.TemporaryDirectory() as tmp:
         store = SettingsStore(Path(tmp) / "settings.json")
         prefs = store.load().updated(colour_scheme=colour_scheme, speed_bps=speed_bps, auto_speed=False)
-        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn"))), prefs.controller_config())
+        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn")), prefs.start_lower_share),
+                                       prefs.controller_config())
         window = MainWindow(controller, store, prefs, start_timer=False)
         try:
-            window.resize(*size)
-            window.show()
+            if size is None:
+                window.show_sized_to_screen()
+            else:
+                window.resize(*size)
+                window.show()
             app.processEvents()
-            controller.start()
             zoom, view = controller.zoom, window.view
+            if start:
+                controller.start()
             target = zoom.context + text_to_write
             dt = 1.0 / fps
-            for _ in range(int(seconds * fps)):
+            for _ in range(int(seconds * fps) if start else 0):
                 wait_for_answers(zoom)  # the same picture however busy this machine is
                 x, y = target_pointer(zoom, target)
                 view.set_pointer_override(view.viewport().to_screen(x, y))

@@ -13,10 +13,10 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.zoom.geometry import Viewport, y_to_screen
+from dasher_rnn.zoom.geometry import Viewport, x_to_screen, y_to_screen
 from dasher_rnn.zoom.model import Frame
 
-MIN_LABEL_PX = 8.0  # boxes lower than this on screen get no label
+MIN_LABEL_PX = 12  # the smallest label drawn (font pixels): a box smaller than this on screen gets none until it grows
 LABEL_MARGIN_PX = 3.0
 
 # Strong, distinct fills for the high-contrast scheme (dark enough for white labels), by group name.
@@ -120,16 +120,27 @@ def _palette(scheme: str, alphabet: Alphabet) -> _Palette:
     return palette
 
 
+def label_pixels(shown: float, width: float, label_scale: float, cap: int, min_px: int = MIN_LABEL_PX) -> int:
+    """The font size (pixels) of the label of a box ``shown`` pixels high and ``width`` wide on screen; 0 for no
+    label: a label is never drawn smaller than ``min_px``, so a box too small for one gets none until it grows."""
+    if shown < min_px or width < min_px:
+        return 0
+    return max(min_px, min(int(shown * label_scale), cap))
+
+
 def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: Alphabet, scheme: str,
-                pointer_screen: tuple[float, float] | None, dwell_progress: float) -> None:
-    """Draw ``frame`` filling ``viewport`` (boxes largest first, so children cover their parents)."""
+                pointer_screen: tuple[float, float] | None, dwell_progress: float,
+                min_label_px: int = MIN_LABEL_PX) -> None:
+    """Draw ``frame`` filling ``viewport`` (boxes largest first, so children cover their parents); labels are
+    at least ``min_label_px`` high, and boxes too small for that are drawn without one."""
     p = _palette(scheme, alphabet)
-    width, height, scale = viewport.width, viewport.height, viewport.scale
+    width, height, scale, x_scale = viewport.width, viewport.height, viewport.scale, viewport.x_scale
     painter.fillRect(QRectF(0.0, 0.0, width, height), p.background)
     painter.setPen(p.outline)  # for the labels here, the outlines at the end
     fills = p.fills
     rects: list[QRectF] = []
-    cap = max(10, int(height * p.label_cap))
+    min_px = max(1, int(min_label_px))
+    cap = max(min_px, int(height * p.label_cap))
     label_scale = p.label_scale
     current_font = 0
     half_line = 0.0
@@ -139,7 +150,7 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
         y1, y2 = drawn.y1, drawn.y2
         top = y_to_screen(y1) * scale
         bottom = y_to_screen(y2) * scale
-        left = width - (y2 - y1) * scale
+        left = width - x_to_screen(y2 - y1) * x_scale  # viewport.screen_x, inlined: thousands of boxes a frame
         symbol = box.symbol
         rect = QRectF(left, top, width - left, bottom - top)
         painter.fillRect(rect, p.root if symbol < 0 else fills[box.depth & 1][symbol])
@@ -150,13 +161,9 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
         vis_top = top if top > 0.0 else 0.0
         vis_bottom = bottom if bottom < height else height
         shown = vis_bottom - vis_top
-        if shown < MIN_LABEL_PX:
+        pixels = label_pixels(shown, width - left, label_scale, cap, min_px)
+        if not pixels:
             continue
-        pixels = int(shown * label_scale)
-        if pixels > cap:
-            pixels = cap
-        elif pixels < 6:
-            pixels = 6
         if pixels != current_font:
             font, half_line = p.font(pixels)
             painter.setFont(font)

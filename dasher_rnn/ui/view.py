@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.ui.paint import paint_frame
+from dasher_rnn.ui.paint import MIN_LABEL_PX, paint_frame
 from dasher_rnn.zoom.geometry import Viewport
 from dasher_rnn.zoom.model import Frame
 
@@ -28,6 +28,7 @@ class DasherView(QWidget):
         self.scheme = "default"
         self.dwell_progress = 0.0
         self.hint = ""  # a line drawn at the top left while writing is stopped ("click to start")
+        self.min_label_px = MIN_LABEL_PX  # boxes smaller than this get no label until they grow
         self._mouse: tuple[float, float] | None = None
         self._override: tuple[float, float] | None = None
         self.use_mouse = True  # False while gaze drives the pointer: a lost gaze must not fall back to the mouse
@@ -85,7 +86,7 @@ class DasherView(QWidget):
                 painter.fillRect(self.rect(), QColor("#000000" if self.scheme == "high-contrast" else "#ffffff"))
             else:
                 paint_frame(painter, self.frame, self.viewport(), self.alphabet, self.scheme, self.pointer_screen,
-                            self.dwell_progress)
+                            self.dwell_progress, self.min_label_px)
             if self.hint:
                 self._paint_hint(painter)
         finally:

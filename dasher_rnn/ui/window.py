@@ -50,6 +50,8 @@ DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
 STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them every frame is wasted work
 SAVE_DELAY_MS = 500  # a spin box held down changes many times a second: save once it settles
+PANEL_HEIGHT = 110  # the text panel's starting height in pixels (the canvas takes the rest)
+FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these
 
 
 def frame_interval_ms(refresh_hz: float) -> int:
@@ -79,14 +81,18 @@ class MainWindow(QMainWindow):
 
         self.view = DasherView(controller.zoom.alphabet)
         self.panel = OutputPanel()
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        # the text panel above the canvas: dragged smaller (down to nothing) or hidden with the Text panel button;
+        # the canvas takes all the rest
+        self.splitter = splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.panel)
         splitter.addWidget(self.view)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setChildrenCollapsible(False)
+        splitter.setCollapsible(0, True)
+        splitter.setCollapsible(1, False)
+        splitter.setHandleWidth(8)  # easy to grab with a head mouse
         self.setCentralWidget(splitter)
-        splitter.setSizes([150, 650])
+        splitter.setSizes([PANEL_HEIGHT, 10 * PANEL_HEIGHT])
 
         self._build_actions()
         self._build_menus()
@@ -115,7 +121,7 @@ class MainWindow(QMainWindow):
         self.tick(0.0)
         if start_timer:
             self.timer.start()
-        self.resize(1100, 800)
+        self.resize(1100, 800)  # until show_sized_to_screen (tests and scripts size it themselves)
         self.view.setFocus()
 
     # -- building -----------------------------------------------------------------------
@@ -134,6 +140,10 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         self.start_action = self._action("Start", self.toggle_running, "Space", "Start or stop writing (Space)")
+        self.undo_action = self._action("Undo writing", self.undo_writing, QKeySequence.StandardKey.Undo,
+                                        "Take back what the last run of writing wrote (since the last start), "
+                                        "and what it taught the model")
+        self.undo_action.setEnabled(False)
         self.turbo_action = self._action("Turbo", self._on_turbo, None,
                                          "Zoom faster while this is on or while Shift is held", checkable=True)
         self.copy_action = self._action("Copy all", self.copy_all, "Ctrl+Shift+C", "Copy all the text to the clipboard")
@@ -148,6 +158,11 @@ class MainWindow(QMainWindow):
         self.new_message_action = self._action("New message", self.new_message, "Ctrl+N",
                                                "Finish this message and start the next (Ctrl+N)")
         self.quit_action = self._action("Quit", self.close, QKeySequence.StandardKey.Quit, "Close the window")
+        self.panel_action = self._action("Text panel", self.set_text_panel, None,
+                                         "Show or hide the text above the canvas (drag its edge to resize it)",
+                                         checkable=True)
+        self.full_screen_action = self._action("Full screen", self.set_full_screen, "F11",
+                                               "Use the whole screen for the window (F11)", checkable=True)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -155,12 +170,17 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.save_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.undo_action)
         text_menu = bar.addMenu("&Text")
         for action in (self.copy_action, self.clear_action, self.new_message_action, self.speak_action):
             text_menu.addAction(action)
         writing_menu = bar.addMenu("&Writing")
         writing_menu.addAction(self.start_action)
         writing_menu.addAction(self.turbo_action)
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.panel_action)
+        view_menu.addAction(self.full_screen_action)
 
     def _build_toolbars(self) -> None:
         """Writing controls on the first row; text actions and how things look on the second (one row does
@@ -168,6 +188,13 @@ class MainWindow(QMainWindow):
         controls = QToolBar("Writing")
         controls.setObjectName("writing-toolbar")
         controls.addAction(self.start_action)
+        controls.addAction(self.undo_action)
+        undo_button = controls.widgetForAction(self.undo_action)  # large: the one to reach for after a mistake
+        undo_font = undo_button.font()
+        undo_font.setBold(True)
+        undo_font.setPointSizeF(undo_font.pointSizeF() * 1.3)
+        undo_button.setFont(undo_font)
+        undo_button.setMinimumSize(140, 40)
         controls.addAction(self.turbo_action)
 
         self.speed_box = QDoubleSpinBox()
@@ -230,6 +257,9 @@ class MainWindow(QMainWindow):
         self.scheme_box.currentIndexChanged.connect(self._on_scheme)
         text.addWidget(QLabel(" Colours "))
         text.addWidget(self.scheme_box)
+        text.addSeparator()
+        text.addAction(self.panel_action)
+        text.addAction(self.full_screen_action)
         self.addToolBar(text)
 
     def _build_status_bar(self) -> None:
@@ -260,7 +290,9 @@ class MainWindow(QMainWindow):
             self.scheme_box.setCurrentIndex(max(0, self.scheme_box.findData(prefs.colour_scheme)))
         self.panel.set_font_size(prefs.font_size)
         self.panel.set_scheme(prefs.colour_scheme)
+        self.set_text_panel(prefs.text_panel, remember=False)
         self.view.scheme = prefs.colour_scheme
+        self.view.min_label_px = prefs.label_min_px
         self._setup_adaptation()
         self.set_input(prefs.input, remember=False)
         self.output_mode.apply_prefs()
@@ -353,6 +385,41 @@ class MainWindow(QMainWindow):
         self.view.update()
         self.remember(colour_scheme=scheme)
 
+    # -- layout ---------------------------------------------------------------------------
+    def set_text_panel(self, shown: bool, remember: bool = True) -> None:
+        """Show or hide the text panel (the canvas takes its place); the choice is kept."""
+        shown = bool(shown)
+        with QSignalBlocker(self.panel_action):
+            self.panel_action.setChecked(shown)
+        self.panel.setVisible(shown)
+        if shown and self.splitter.sizes()[0] == 0:  # dragged shut before: open it again at its usual height
+            self.splitter.setSizes([PANEL_HEIGHT, max(1, sum(self.splitter.sizes()) - PANEL_HEIGHT)])
+        if remember:
+            self.remember(text_panel=shown)
+
+    def set_full_screen(self, on: bool) -> None:
+        with QSignalBlocker(self.full_screen_action):
+            self.full_screen_action.setChecked(bool(on))
+        if on:
+            self.showFullScreen()
+        else:
+            self.showNormal()
+            self._fit_to_screen()
+
+    def _fit_to_screen(self) -> None:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is not None:
+            self.setGeometry(screen.availableGeometry())
+
+    def show_sized_to_screen(self) -> None:
+        """Open as large as the screen: full screen for the gaze and head-mouse presets (every pixel is a
+        target), the whole available area otherwise."""
+        if self.controller.preset.name in FULL_SCREEN_PRESETS:
+            self.set_full_screen(True)
+        else:
+            self._fit_to_screen()
+            self.showMaximized()
+
     # -- input ----------------------------------------------------------------------------
     def _on_input(self, index: int) -> None:
         self.set_input(self.input_box.itemData(index), remember=True)
@@ -424,6 +491,8 @@ class MainWindow(QMainWindow):
         self.frames += 1
         if self.controller.running != self._running_shown:
             self._show_running()
+        if self.controller.running:  # while running there is always the run itself to take back
+            self.undo_action.setEnabled(True)
         self._since_status += dt
         if self._since_status >= STATUS_SECONDS:
             self.update_status()
@@ -435,17 +504,28 @@ class MainWindow(QMainWindow):
         if was_running and not running:
             self.output_mode.on_stop()
         self.start_action.setText("Stop" if running else "Start")
+        self.undo_action.setEnabled(running or self.controller.can_undo)
+        why = {"outside": "Paused (the pointer left the canvas)",
+               "rest": "Stopped (the pointer rested)"}.get(self.controller.stopped_because, "Stopped")
         if running:
             self.view.hint = ""
         elif self.controller.preset.dwell_start:
-            self.view.hint = "Stopped: rest the pointer on the crosshair to start"
+            self.view.hint = f"{why}: rest the pointer on the crosshair to start"
         else:
-            self.view.hint = "Stopped: click or press Space to start"
+            self.view.hint = f"{why}: click or press Space to start"
         self.view.update()
 
     def toggle_running(self) -> None:
         self.controller.toggle()
         self._show_running()
+
+    def undo_writing(self) -> None:
+        """Take back the last run of writing and what it taught the model (writing stops)."""
+        undone = self.controller.undo_run()
+        self.panel.show_text(self.controller.text)
+        self._show_running()
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.statusBar().showMessage("Took back the last run of writing" if undone else "Nothing to take back", 4000)
 
     def _on_view_clicked(self) -> None:
         self.view.setFocus()
@@ -539,11 +619,13 @@ class MainWindow(QMainWindow):
         self.output_mode.discard()
         self.controller.clear()
         self.panel.show_text(self.controller.text)
+        self._show_running()
 
     def new_message(self) -> None:
         self.output_mode.finish_message(self.controller.zoom.output)
         self.controller.new_message()
         self.panel.show_text(self.controller.text)
+        self._show_running()
 
     def save_text(self, path: str | Path | None = None) -> bool:
         """Write all the text as UTF-8 (asking where when no path is given); errors go to a message box."""

@@ -1,9 +1,17 @@
 """The writing controller: what the window does each frame, without the window.
 
 Owns the zoom model and the text the user has written, and turns pointer positions into frames:
-start and stop (click, key or dwell at the crosshair), pause when the pointer leaves, speed with
-turbo and automatic speed control, and the figures the status bar shows. The Qt window only
-feeds it pointer positions and draws what it returns; the API and tests drive it the same way.
+start and stop (click, key or dwell at the crosshair), speed with turbo and automatic speed control,
+and the figures the status bar shows. The Qt window only feeds it pointer positions and draws what
+it returns; the API and tests drive it the same way.
+
+Nothing is written without intent: the pointer leaving the canvas pauses (Dasher's "pause outside
+canvas", on by default for every preset; the gaze presets always pause, a lost gaze included); a
+pointer resting at one spot right of the crosshair for ``rest_stop_seconds`` stops (not while backing
+out, which writes nothing, nor in the squashed bands at the top and bottom, where a user holds the
+pointer to reach a box still off the screen); automatic speed rises only while the
+pointer is steering (see ``input/auto_speed.py``); and ``undo_run`` takes back the last run of
+writing, since the last start, with what it taught the model.
 """
 
 from __future__ import annotations
@@ -14,13 +22,15 @@ from dataclasses import dataclass
 from dasher_rnn.input.auto_speed import AutoSpeedControl
 from dasher_rnn.input.dwell import DwellDetector
 from dasher_rnn.input.presets import PRESETS, Preset, preset
-from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
-from dasher_rnn.zoom.model import Frame, ZoomModel, ZoomSettings
+from dasher_rnn.input.rest import REST_RADIUS, RestDetector
+from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y
+from dasher_rnn.zoom.model import Frame, Mark, ZoomModel, ZoomSettings
 from dasher_rnn.zoom.sources import PredictionSource
 
 SPEED_RANGE = (0.1, 8.0)  # bits per second
 REVERSE_SPEED_RANGE = (0.1, 4.0)  # zooming out is capped at the speed times this
 TURBO_RANGE = (1.0, 8.0)  # turbo multiplies the speed by this
+REST_STOP_RANGE = (0.0, 60.0)  # seconds a resting pointer may stay before writing stops (0: never)
 
 
 def _clamp(value: float, bounds: tuple[float, float]) -> float:
@@ -39,6 +49,8 @@ class ControllerConfig:
     auto_speed: bool = PRESETS["mouse"].auto_speed  # let the auto speed control move the speed (if the preset allows)
     preset: str = "mouse"  # input preset: dwell, pausing and whether auto speed applies
     turbo_factor: float = 2.0
+    pause_outside: bool = True  # the pointer leaving the canvas pauses (the gaze presets pause regardless)
+    rest_stop_seconds: float = 4.0  # a pointer resting this long while writing stops it (0: never)
 
 
 @dataclass
@@ -62,6 +74,12 @@ class WritingController:
         self.speed_bps = _clamp(config.speed_bps, SPEED_RANGE)  # auto speed moves it while writing
         self.auto_speed_enabled = config.auto_speed
         self.turbo_factor = _clamp(config.turbo_factor, TURBO_RANGE)
+        self.pause_outside = bool(config.pause_outside)
+        self.rest_stop_seconds = _clamp(config.rest_stop_seconds, REST_STOP_RANGE)
+        self.rest = RestDetector(REST_RADIUS)
+        self._runs: list[Mark] = []  # where each run of writing in this message started (for undo_run)
+        self._seen_pointer = False  # the pointer was on the canvas since the last start
+        self.stopped_because = ""  # why writing stopped by itself: "outside" or "rest" ("" otherwise)
         self.apply_preset(config.preset)
         self._bps = 0.0
         self._typed = 0
@@ -73,7 +91,8 @@ class WritingController:
     def config(self) -> ControllerConfig:
         """The values in effect now (the speed where auto speed has taken it)."""
         return ControllerConfig(self.speed_bps, self.reverse_speed, self.auto_speed_enabled, self.preset.name,
-                                self.turbo_factor)
+                                self.turbo_factor, pause_outside=self.pause_outside,
+                                rest_stop_seconds=self.rest_stop_seconds)
 
     def apply_preset(self, name: str, adopt_speeds: bool = False) -> Preset:
         """Dwell, pausing and the auto speed's behaviour follow the input preset; ``adopt_speeds`` also takes
@@ -104,6 +123,17 @@ class WritingController:
     def set_turbo_factor(self, factor: float) -> None:
         self.turbo_factor = _clamp(factor, TURBO_RANGE)
 
+    def set_pause_outside(self, on: bool) -> None:
+        self.pause_outside = bool(on)
+
+    def set_rest_stop(self, seconds: float) -> None:
+        """Stop writing after the pointer rests this long at one spot (0: never)."""
+        self.rest_stop_seconds = _clamp(seconds, REST_STOP_RANGE)
+
+    @property
+    def pauses_outside(self) -> bool:
+        return self.pause_outside or self.preset.pause_when_outside
+
     @property
     def effective_speed(self) -> float:
         return self.speed_bps * (self.turbo_factor if self.turbo else 1.0)
@@ -117,21 +147,50 @@ class WritingController:
         """Finish this message (commit it) and start the next with a fresh context."""
         output = self.zoom.output
         self.zoom.finish_message()
+        self._runs.clear()
         if output:
             self.history += output + "\n"
 
     def clear(self) -> None:
         """Throw away all text; what was committed stays learned."""
         self.zoom.finish_message()
+        self._runs.clear()
         self.history = ""
+
+    @property
+    def can_undo(self) -> bool:
+        """A run of writing in this message can be taken back."""
+        return any(mark.text != self.zoom.text for mark in self._runs)
+
+    def undo_run(self) -> bool:
+        """Take back the last run of writing (from the last start that was followed by writing): stop, put the
+        text back as it was at that start, and roll back what the run taught the model. Runs that wrote nothing
+        are skipped; each call goes one run further back within the message. False when there is nothing to undo."""
+        self.stop()
+        while self._runs and self._runs[-1].text == self.zoom.text:
+            self._runs.pop()
+        if not self._runs:
+            return False
+        mark = self._runs.pop()
+        self.zoom.rewind(mark)
+        for _ in range(len(mark.text) - len(mark.root_text) + 2):
+            self.zoom.idle()  # one level of the rebuilt boxes per frame, where the model answers at once
+        return True
 
     # -- start and stop -----------------------------------------------------------------
     def start(self) -> None:
         self.running = True
+        self.stopped_because = ""
         self.auto_speed.reset()
+        self.rest.reset()
+        self._seen_pointer = False
+        if not self._runs or self._runs[-1].text != self.zoom.text:  # a run that wrote nothing is no run to undo
+            self._runs.append(self.zoom.mark())
 
-    def stop(self) -> None:
+    def stop(self, reason: str = "") -> None:
+        """Stop writing; ``reason`` says why when the controller stopped by itself ("outside", "rest")."""
         self.running = False
+        self.stopped_because = reason
 
     def toggle(self) -> None:
         self.stop() if self.running else self.start()
@@ -142,8 +201,16 @@ class WritingController:
         self._clock += dt
         if pointer is not None and self.preset.dwell_start and self.dwell.update(pointer[0], pointer[1], self._clock):
             self.toggle()
-        if self.running and pointer is None and self.preset.pause_when_outside:
-            self.stop()
+        if self.running and pointer is None and self._seen_pointer and self.pauses_outside:
+            self.stop("outside")  # it left the canvas (started with it elsewhere, e.g. from a button: wait for it)
+        if self.running and pointer is not None:
+            self._seen_pointer = True
+            if pointer[0] >= ORIGIN_X or not EDGE <= pointer[1] <= MAX_Y - EDGE:
+                # backing out (which writes nothing), or held in the squashed band at an edge to reach a box still
+                # off the screen: a still pointer there is steering
+                self.rest.reset()
+            elif self.rest.update(pointer[0], pointer[1], dt) >= self.rest_stop_seconds > 0:
+                self.stop("rest")  # the pointer has rested at one spot: nobody is steering
         if not self.running or pointer is None:
             frame = self.zoom.idle()
             self._bps *= 0.9

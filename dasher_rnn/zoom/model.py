@@ -65,6 +65,18 @@ class Frame:
     boxes: list[DrawnBox] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Mark:
+    """Where the writing stood at one moment (``ZoomModel.mark``), to go back to with ``ZoomModel.rewind``."""
+
+    context: str  # the message's starting context: a mark is only good within its message
+    text: str  # context + what was output
+    root_text: str
+    root_lo: float
+    root_hi: float
+    committed: int  # characters of ``text`` learned
+
+
 @dataclass
 class ZoomSettings:
     speed_bps: float = 1.0  # the maximum rate of zooming in, bits/s
@@ -124,6 +136,45 @@ class ZoomModel:
     def output(self) -> str:
         """What this message added to the context (typed and not backed out of)."""
         return self.text[len(self.context) :]
+
+    # -- going back ---------------------------------------------------------------------
+    def mark(self) -> Mark:
+        """Where the writing stands now (e.g. when the user starts a run of writing)."""
+        return Mark(self.context, self.text, self.root_text, self.root_lo, self.root_hi, self._committed)
+
+    def rewind(self, mark: Mark) -> bool:
+        """Go back to ``mark`` (taken in this message): the source unlearns what was committed since (exactly,
+        through ``uncommit``), relearns what was backed out of since, and the view is rebuilt where it was, so the
+        output is the marked text again once the model has answered. False (nothing done) for a mark from
+        another message."""
+        if mark.context != self.context:
+            return False
+        learned = self.text[: self._committed]
+        target = mark.text[: mark.committed]
+        common = 0
+        limit = min(len(learned), len(target))
+        while common < limit and learned[common] == target[common]:
+            common += 1
+        if self._committed > common:
+            self.source.uncommit(self._committed - common)
+        if mark.committed > common:
+            self._commit(target[common:], None)  # learned before, backed out of during the run: learn it again
+        self._committed = mark.committed
+        flush = getattr(self.source, "flush", None)
+        if flush is not None:
+            flush()  # the rebuilt boxes are laid out by the model as it was at the mark, not as it is rolling back
+        # drop the boxes of the view now, and rebuild the one the mark was taken in
+        top = self.root
+        while top.parent is not None:
+            top = top.parent
+        self._drop_children(top, keep=None)
+        self._expanded.clear()
+        root = self._new_root(mark.root_text)
+        if len(mark.root_text) > len(self.context) and mark.root_text[-1] in self.alphabet:
+            root.symbol = self.alphabet.index(mark.root_text[-1])
+        self.root, self.root_lo, self.root_hi, self.root_text = root, mark.root_lo, mark.root_hi, mark.root_text
+        self.text, self._output_box = mark.text, root  # the next step finds the output box from the view
+        return True
 
     # -- answers from the source -----------------------------------------------------
     def _ask(self, box: Box, priority: float) -> None:

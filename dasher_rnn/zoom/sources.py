@@ -47,6 +47,8 @@ class PredictionSource(Protocol):
     def new_message(self) -> None:
         """The next commit starts a new message."""
 
+    # Optional: ``flush()`` waits until learning and unlearning have reached the predictions (used by rewind).
+
     def close(self) -> None: ...
 
 
@@ -54,24 +56,69 @@ def uniform_counts(n_symbols: int) -> np.ndarray:
     return quantise(np.ones(n_symbols), DASHER_FLOOR)
 
 
+def case_pairs(alphabet: Alphabet) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of each capital letter in ``alphabet`` and of its lower-case letter (where both are symbols)."""
+    upper, lower = [], []
+    for i, ch in enumerate(alphabet.symbols):
+        low = ch.lower()
+        if ch.isupper() and low != ch and len(low) == 1 and low in alphabet:
+            upper.append(i)
+            lower.append(alphabet.index(low))
+    return np.array(upper, np.int64), np.array(lower, np.int64)
+
+
+def lower_case_prior(probs: np.ndarray, pairs: tuple[np.ndarray, np.ndarray], share: float) -> np.ndarray:
+    """Move ``share`` (0..1) of each capital letter's probability to its lower-case letter (a copy; the total is
+    unchanged). At a message start the models favour capitals so much that lower case is hard to reach."""
+    p = np.array(probs, dtype=np.float64)
+    upper, lower = pairs
+    moved = p[upper] * min(max(share, 0.0), 1.0)
+    p[upper] -= moved
+    np.add.at(p, lower, moved)
+    return p
+
+
 class WriterSource:
     """The zoom's source over a Writer: its contexts are the handles, answers arrive on the predictor's
-    thread (at once for PPM and uniform), and committed characters are learned with their contexts."""
+    thread (at once for PPM and uniform), and committed characters are learned with their contexts.
 
-    def __init__(self, writer):
+    ``start_lower_share`` is a prior on the box sizes at a message start (the model itself is untouched): that
+    share of each capital's probability goes to its lower-case letter before the distribution becomes Dasher's
+    integers, so that a message can begin in lower case without hunting for a sliver (docs/BENCHMARKS.md gives
+    its cost in bits per character)."""
+
+    def __init__(self, writer, start_lower_share: float = 0.0):
         self.writer, self.alphabet, self.name = writer, writer.alphabet, writer.model
+        self.start_lower_share = min(max(float(start_lower_share), 0.0), 1.0)
+        self._pairs = case_pairs(self.alphabet)
+        self._floor = float(getattr(writer, "floor", DASHER_FLOOR))
+        self._message_starts: list[object] = []  # handles of message starts (few: one per message shown)
 
     def start(self, context: str) -> object:
-        return self.writer.root(context)  # a message start is the cached initial state; a text runs once
+        handle = self.writer.root(context)  # a message start is the cached initial state; a text runs once
+        if context == "" and self.start_lower_share > 0:
+            self._message_starts.append(handle)
+        return handle
+
+    def _at_message_start(self, handle: object) -> bool:
+        return any(h is handle for h in self._message_starts)
+
+    def box_counts(self, distribution, message_start: bool) -> np.ndarray:
+        """Dasher's integers for the boxes from one of the Writer's distributions (the prior at a message start)."""
+        if not message_start or self.start_lower_share <= 0 or not len(self._pairs[0]):
+            return distribution.counts
+        return quantise(lower_case_prior(distribution.probs, self._pairs, self.start_lower_share), self._floor)
 
     def child(self, handle: object, symbol: int) -> object:
         return self.writer.child(handle, symbol)
 
     def request(self, handle: object, priority: float, deliver: Deliver) -> None:
         future = self.writer.request([handle], priority)
-        future.add_done_callback(lambda f: deliver(None if f.exception() else f.result()[0].counts))
+        start = self._at_message_start(handle)
+        future.add_done_callback(lambda f: deliver(None if f.exception() else self.box_counts(f.result()[0], start)))
 
     def release(self, handle: object) -> None:
+        self._message_starts = [h for h in self._message_starts if h is not handle]
         self.writer.release(handle)
 
     def commit(self, symbol: int, context: object | None = None) -> None:
@@ -82,6 +129,11 @@ class WriterSource:
 
     def new_message(self) -> None:
         self.writer.new_message()
+
+    def flush(self) -> None:
+        """Wait until what was learned and unlearned has reached the predictor (boxes asked for from now on use
+        it: after an undo, the rebuilt view must not be laid out by the weights being rolled back)."""
+        self.writer.flush()
 
     def close(self) -> None:
         self.writer.close()

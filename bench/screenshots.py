@@ -1,0 +1,82 @@
+"""The documentation's screenshots of the window, taken as a user would see it on a real (virtual) screen.
+
+    xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/canvas-16x9 "hello, how are you"
+    xvfb-run -s "-screen 0 1024x768x24" python bench/screenshots.py docs/canvas-4x3 "hello, how are you"
+
+writes PREFIX-stopped.png (the window as it opens, stopped) and PREFIX-writing.png (part way through writing
+the text with the shipped RNN, steered like a user aiming at it). The window is sized to the screen as the
+app opens it.
+
+    xvfb-run -s "-screen 0 1600x1000x24" python bench/screenshots.py docs/resting-pointer --rest 20
+
+repeats what issue 22's evidence shows (the mouse preset, automatic speed on at 1.5 bits/s, the pointer left
+resting right of the crosshair for 20 simulated seconds) and writes PREFIX.png; with the hybrid model, as
+``make run`` opens it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dasher_rnn.ui.app import take_screenshot
+
+
+def resting_pointer(path: str, seconds: float, fps: float = 30.0) -> str:
+    """The window after the pointer rested ``seconds`` (simulated) right of the crosshair while writing."""
+    import tempfile
+    from pathlib import Path
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.app import _application
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y
+    from dasher_rnn.zoom.simulate import wait_for_answers
+    from dasher_rnn.zoom.sources import WriterSource
+
+    app = _application()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SettingsStore(Path(tmp) / "settings.json")
+        prefs = store.load().updated(speed_bps=1.5, auto_speed=True)
+        source = WriterSource(build_writer(WriterConfig(model="hybrid", adapt=True, profile=None)),
+                              prefs.start_lower_share)
+        window = MainWindow(WritingController(source, prefs.controller_config()), store, prefs, start_timer=False)
+        try:
+            window.show_sized_to_screen()
+            app.processEvents()
+            view = window.view
+            window.toggle_running()
+            for _ in range(int(seconds * fps)):
+                wait_for_answers(window.controller.zoom)
+                view.set_pointer_override(view.viewport().to_screen(0.6 * ORIGIN_X, ORIGIN_Y - 350.0))
+                window.tick(1.0 / fps)
+                app.processEvents()
+            window.update_status()
+            app.processEvents()
+            if not window.screen().grabWindow(window.winId()).save(path):
+                raise OSError(f"could not save {path}")
+        finally:
+            window.close()
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("prefix", help="path prefix of the two PNG files")
+    parser.add_argument("text", nargs="?", default="hello, how are you", help="the text written in the second picture")
+    parser.add_argument("--rest", type=float, default=0.0,
+                        help="instead: rest the pointer this many seconds while writing and picture PREFIX.png")
+    parser.add_argument("--seconds", type=float, default=12.0, help="simulated seconds of writing (default 12)")
+    parser.add_argument("--speed", type=float, default=3.0, help="speed in bits/s (default 3)")
+    parser.add_argument("--scheme", default="default", help="colour scheme (default: default)")
+    args = parser.parse_args()
+    if args.rest > 0:
+        print(resting_pointer(f"{args.prefix}.png", args.rest))
+        return
+    print(take_screenshot(f"{args.prefix}-stopped.png", "", 0.0, args.scheme, args.speed, start=False))
+    print(take_screenshot(f"{args.prefix}-writing.png", args.text, args.seconds, args.scheme, args.speed))
+
+
+if __name__ == "__main__":
+    main()
