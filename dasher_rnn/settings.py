@@ -156,6 +156,7 @@ class Preferences(BaseModel):
     pause_outside: bool = _ENGINE.pause_outside  # the pointer leaving the canvas pauses writing
     rest_stop_seconds: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REST_STOP_RANGE)] = \
         _ENGINE.rest_stop_seconds  # a pointer resting this long stops writing (0: never)
+    tutorial_done: bool = False  # the first-run tutorial was shown (finished or skipped): it no longer opens by itself
 
     @field_validator("*", mode="wrap")
     @classmethod

@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -57,6 +58,8 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     controller = WritingController(source, prefs.controller_config())
     window = MainWindow(controller, store, prefs, journal=Journal())
     window.show_sized_to_screen()
+    if not prefs.tutorial_done:  # the first start: learn to steer before writing
+        QTimer.singleShot(0, window.open_tutorial)
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
     # closed); the frame timer gives Python the chance to run the handler.
     previous = {sig: signal.signal(sig, lambda *_: window.close()) for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -37,6 +37,7 @@ from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
 from dasher_rnn.ui.output_mode import OutputMode
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
+from dasher_rnn.ui.tutorial import TutorialDialog
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
 from dasher_rnn.zoom.model import Frame
@@ -99,6 +100,7 @@ class MainWindow(QMainWindow):
         self._build_toolbars()
         self._build_status_bar()
         self.output_mode = OutputMode(self)  # the Output menu: direct output, copy and speak on stop
+        self._build_tutorial_and_progress()
         self.view.clicked.connect(self._on_view_clicked)
 
         self._save_timer = QTimer(self)
@@ -181,6 +183,19 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.panel_action)
         view_menu.addAction(self.full_screen_action)
+
+    def _menu(self, title: str):
+        """The menu bar's menu called ``title``, made when there is none."""
+        for action in self.menuBar().actions():
+            if action.menu() is not None and action.text() == title:
+                return action.menu()
+        return self.menuBar().addMenu(title)
+
+    def _build_tutorial_and_progress(self) -> None:
+        self.tutorial: TutorialDialog | None = None
+        self.tutorial_action = self._action("Tutorial", self.open_tutorial, None,
+                                            "Learn to steer: short practice phrases, nothing of them learned")
+        self._menu("&Help").addAction(self.tutorial_action)
 
     def _build_toolbars(self) -> None:
         """Writing controls on the first row; text actions and how things look on the second (one row does
@@ -578,6 +593,35 @@ class MainWindow(QMainWindow):
         return self.notice_label.text()
 
     # -- text actions -------------------------------------------------------------------------
+    # -- the tutorial ---------------------------------------------------------------------------
+    def open_tutorial(self, start_timer: bool = True) -> TutorialDialog:
+        """Show the tutorial over the window; the window's own frames wait until it closes (so gaze and dwell
+        act only there). It practises with this Writer and teaches it nothing."""
+        if self.tutorial is not None:
+            return self.tutorial
+        self.controller.stop()
+        self._show_running()
+        self._timer_was_active = self.timer.isActive()
+        self.timer.stop()
+        dialog = self.tutorial = TutorialDialog(self.controller.writer, self.prefs, self.controller.speed_bps,
+                                                self.gaze, self, start_timer=start_timer)
+        dialog.finished.connect(self._tutorial_closed)
+        dialog.setGeometry(self.geometry())
+        dialog.showFullScreen() if self.isFullScreen() else dialog.show()
+        return dialog
+
+    def _tutorial_closed(self, _result: int) -> None:
+        dialog, self.tutorial = self.tutorial, None
+        if dialog is not None and dialog.chosen_speed is not None:
+            self.speed_box.setValue(dialog.chosen_speed)  # as if set in the box: the controller and preferences
+        if not self.prefs.tutorial_done:
+            self.remember(tutorial_done=True)
+        self._clock.restart()
+        if getattr(self, "_timer_was_active", False) and not self._closed:
+            self.timer.start()
+        if dialog is not None:
+            dialog.deleteLater()
+
     # -- unsaved text from an earlier run ------------------------------------------------------
     def _offer_restore(self) -> None:
         """Text written in an earlier run and never saved (a crash, a power cut, a closed window): offered back
@@ -661,6 +705,8 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self.timer.stop()
+        if self.tutorial is not None:
+            self.tutorial.shutdown()  # its practice contexts go before the Writer does
         c = self.controller
         if c.auto_speed_enabled and c.speed_bps != self.prefs.speed_bps:
             self.prefs = self.prefs.updated(speed_bps=c.speed_bps)  # remember where auto speed got to, as Dasher does

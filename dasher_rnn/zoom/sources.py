@@ -137,3 +137,41 @@ class WriterSource:
 
     def close(self) -> None:
         self.writer.close()
+
+
+class PracticeSource(WriterSource):
+    """The boxes of a Writer that learns nothing from them: practice (the tutorial) writes with the user's own
+    model, but what is committed, backed out of or finished never reaches the Writer, so its RNN weights, PPM
+    counts, mixing weights and message stream stay exactly as they were. ``close`` lets go of the contexts it
+    made and leaves the Writer open (it belongs to the window)."""
+
+    def __init__(self, writer, start_lower_share: float = 0.0):
+        super().__init__(writer, start_lower_share)
+        self._roots: list[object] = []
+
+    def start(self, context: str) -> object:
+        handle = super().start(context)
+        self._roots.append(handle)
+        return handle
+
+    def release(self, handle: object) -> None:
+        self._roots = [h for h in self._roots if h is not handle]
+        super().release(handle)
+
+    def commit(self, symbol: int, context: object | None = None) -> None:
+        pass
+
+    def uncommit(self, count: int) -> None:
+        pass
+
+    def new_message(self) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        for handle in self._roots:
+            self.writer.release(handle)
+        self._roots.clear()
+        self._message_starts.clear()

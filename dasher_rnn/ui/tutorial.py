@@ -1,0 +1,408 @@
+"""The first-run tutorial: how to steer with the chosen input, a few short phrases with the path to them
+shown, and a speed suggested from how the user did (Dasher's game mode idea).
+
+It opens by itself on the first start (the ``tutorial_done`` preference remembers it was shown) and from
+Help > Tutorial at any time. Every step is a large button or the canvas itself, so it needs no keyboard.
+
+Practice writes with the user's own model through a ``PracticeSource``: nothing written here is learned
+(the Writer never sees a commit) and nothing is journaled or typed into other programs (the tutorial has
+its own controller; the window's text, journal and output are not touched). The window stops its own
+frames while the tutorial is open, so gaze and dwell act only here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+
+from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dasher_rnn.input.gaze import GazeSource
+from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.settings import Preferences
+from dasher_rnn.ui.gaze_input import gaze_to_view
+from dasher_rnn.ui.view import DasherView
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.model import Frame
+from dasher_rnn.zoom.practice import (
+    PHRASES,
+    PhraseScore,
+    SpeedSuggestion,
+    TargetBox,
+    on_course,
+    suggest_speed,
+    target_path,
+)
+from dasher_rnn.zoom.simulate import target_pointer
+from dasher_rnn.zoom.sources import PracticeSource
+
+MAX_DT = 0.1
+FRAME_MS = 16
+NEXT_PHRASE_SECONDS = 1.5  # "well done" stays this long before the next phrase
+BUTTON_STYLE = "QPushButton { font-size: 16pt; padding: 10px 24px; min-height: 56px; }"
+INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE = range(3)
+
+
+def steering_help(preset_name: str) -> str:
+    """The one-screen explanation of steering for an input preset (HTML)."""
+    p = PRESETS.get(preset_name, PRESETS["mouse"])
+    if preset_name == "mouse":
+        how = [("Steer", "Move the pointer right of the red cross, onto the box you want: the view zooms into it. "
+                         "Further right is faster; up and down choose between the boxes."),
+               ("Start and stop", "Click on the boxes to start; click again to stop. Moving the pointer off the "
+                                  "boxes pauses."),
+               ("Back out", "Move the pointer left of the red cross: the view zooms out and takes characters back."),
+               ("Take back a run", "The large Undo writing button takes back all you wrote since you last started.")]
+    else:
+        pointing = "Look at" if preset_name == "eye-tracker" else "Point your head at"
+        rest = "Rest your gaze" if preset_name == "eye-tracker" else "Hold the pointer"
+        how = [("Steer", f"{pointing} the box you want, right of the red cross: the view zooms towards it. "
+                         "Further right is faster; up and down choose between the boxes."),
+               ("Start and stop", f"{rest} on the red cross for {p.dwell_seconds:g} s, until the ring around it "
+                                  "fills: writing starts. Do the same to stop. Leaving the boxes pauses."),
+               ("Back out", f"{pointing} the left of the red cross: the view zooms out and takes characters back."),
+               ("Read freely", "While writing is stopped nothing moves, so you can read the boxes first.")]
+    rows = "".join(f"<p><b>{html.escape(title)}.</b> {html.escape(text)}</p>" for title, text in how)
+    return (f"<h2>Writing with {html.escape(p.label.lower())}</h2>"
+            "<p>Every character is a box coming from the right; likelier characters get bigger boxes. "
+            "You write by steering into the boxes of what you want to say.</p>" + rows)
+
+
+class TutorialView(DasherView):
+    """The canvas, with the target path drawn over the boxes: the next box to steer into (filled and outlined),
+    the boxes after it (outlined), and the point to aim at."""
+
+    def __init__(self, alphabet, parent: QWidget | None = None) -> None:
+        super().__init__(alphabet, parent)
+        self.path: list[TargetBox] = []
+        self.aim: tuple[float, float] | None = None  # Dasher coordinates
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self.path and self.aim is None:
+            return
+        painter = QPainter(self)
+        try:
+            self.paint_path(painter)
+        finally:
+            painter.end()
+
+    def paint_path(self, painter: QPainter) -> None:
+        viewport = self.viewport()
+        high = self.scheme == "high-contrast"
+        colour = QColor("#00ff00" if high else "#008a00")
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        for i, box in enumerate(self.path):
+            left = max(0.0, viewport.screen_x(box.y2 - box.y1))
+            top, bottom = viewport.screen_y(box.y1), viewport.screen_y(box.y2)
+            rect = QRectF(left, top, viewport.width - left, bottom - top).intersected(
+                QRectF(0, 0, viewport.width, viewport.height))
+            pen = QPen(colour, 5.0 if i == 0 else 2.0)
+            if i:
+                pen.setStyle(Qt.PenStyle.DashLine)
+            painter.setPen(pen)
+            fill = QColor(colour)
+            fill.setAlpha(70 if i == 0 else 0)
+            painter.setBrush(QBrush(fill) if i == 0 else Qt.BrushStyle.NoBrush)
+            painter.drawRect(rect)
+        if self.aim is not None:
+            x, y = viewport.to_screen(*self.aim)
+            radius = max(8.0, viewport.height * 0.025)
+            painter.setPen(QPen(colour, 4.0))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawEllipse(QPointF(x, y), radius, radius)
+            painter.drawEllipse(QPointF(x, y), radius / 3, radius / 3)
+
+
+def _button(text: str, slot, tip: str = "") -> QPushButton:
+    button = QPushButton(text)
+    button.setStyleSheet(BUTTON_STYLE)
+    button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the canvas keeps the keyboard (Space) for keyboard users
+    if tip:
+        button.setToolTip(tip)
+    button.clicked.connect(slot)
+    return button
+
+
+def _label(text: str = "", points: float = 14.0) -> QLabel:
+    label = QLabel(text)
+    font = label.font()
+    font.setPointSizeF(points)
+    label.setFont(font)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    return label
+
+
+class TutorialDialog(QDialog):
+    """Steering explained, practice phrases, a suggested speed. ``chosen_speed`` is the speed the user chose
+    to use from now on (None: keep theirs). ``finished`` is emitted when it closes, however it closes."""
+
+    def __init__(self, writer, prefs: Preferences, speed_bps: float, gaze: GazeSource | None = None,
+                 parent: QWidget | None = None, phrases: tuple[str, ...] = PHRASES, start_timer: bool = True) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("dasher-rnn tutorial")
+        self.setModal(True)
+        self.prefs, self.gaze, self.phrases = prefs, gaze, tuple(phrases)
+        self.source = PracticeSource(writer, prefs.start_lower_share)
+        config = prefs.controller_config()
+        # auto speed off: the practice runs at a known speed, which the suggestion is measured against
+        self.controller = WritingController(self.source, dataclasses.replace(config, speed_bps=speed_bps,
+                                                                             auto_speed=False))
+        self.scores: list[PhraseScore] = []
+        self.index = 0
+        self.suggestion: SpeedSuggestion | None = None
+        self.chosen_speed: float | None = None
+        self._next_in: float | None = None  # seconds until the next phrase, after one is written
+        self._closed = False
+
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self._intro_page())
+        self.pages.addWidget(self._practice_page())
+        self.pages.addWidget(self._result_page())
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.pages)
+
+        self._clock = QElapsedTimer()
+        self._clock.start()
+        self.timer = QTimer(self)
+        self.timer.setInterval(FRAME_MS)
+        self.timer.timeout.connect(self.tick)
+        if start_timer:
+            self.timer.start()
+        self.finished.connect(self._on_finished)
+
+    # -- pages -----------------------------------------------------------------------------
+    def _intro_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        choose = QHBoxLayout()
+        choose.addWidget(_label("How do you steer?"))
+        self.input_buttons: dict[str, QPushButton] = {}
+        for name, p in PRESETS.items():
+            button = _button(p.label, lambda _=False, n=name: self.show_help(n))
+            button.setCheckable(True)
+            self.input_buttons[name] = button
+            choose.addWidget(button)
+        choose.addStretch(1)
+        layout.addLayout(choose)
+        self.help_label = _label(points=16.0)
+        self.help_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.help_label, 1)
+        buttons = QHBoxLayout()
+        self.start_practice_button = _button("Start practising", self.start_practice,
+                                             f"Write {len(self.phrases)} short phrases; nothing you write here is learned")
+        buttons.addWidget(self.start_practice_button)
+        buttons.addStretch(1)
+        buttons.addWidget(_button("Skip the tutorial", self.reject, "Go straight to writing (Help > Tutorial brings "
+                                                                    "this back)"))
+        layout.addLayout(buttons)
+        self.show_help(self.controller.preset.name)
+        return page
+
+    def show_help(self, preset_name: str) -> None:
+        """Explain steering for this input (only the explanation changes, not the settings)."""
+        self.help_label.setText(steering_help(preset_name))
+        for name, button in self.input_buttons.items():
+            button.setChecked(name == preset_name)
+
+    def _practice_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        top = QHBoxLayout()
+        self.phrase_label = _label(points=22.0)
+        top.addWidget(self.phrase_label, 1)
+        self.start_button = _button("Start", self.toggle_running)
+        top.addWidget(self.start_button)
+        top.addWidget(_button("Skip this phrase", self.skip_phrase))
+        top.addWidget(_button("End practice", self.show_result))
+        layout.addLayout(top)
+        self.view = TutorialView(self.controller.zoom.alphabet)
+        self.view.scheme = self.prefs.colour_scheme
+        self.view.min_label_px = self.prefs.label_min_px
+        self.view.use_mouse = self.gaze is None
+        self.view.clicked.connect(self._on_view_clicked)
+        layout.addWidget(self.view, 1)
+        return page
+
+    def _result_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        self.result_label = _label(points=16.0)
+        self.result_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.result_label, 1)
+        buttons = QHBoxLayout()
+        self.use_button = _button("Use it", self.use_suggestion)
+        self.keep_button = _button("Keep my speed", self.reject)
+        buttons.addWidget(self.use_button)
+        buttons.addWidget(self.keep_button)
+        buttons.addStretch(1)
+        buttons.addWidget(_button("Practise again", self.start_practice))
+        layout.addLayout(buttons)
+        return page
+
+    # -- practice ---------------------------------------------------------------------------
+    @property
+    def phrase(self) -> str:
+        return self.phrases[min(self.index, len(self.phrases) - 1)]
+
+    def start_practice(self) -> None:
+        self.scores = [PhraseScore(p) for p in self.phrases]
+        self.index = 0
+        self._begin_phrase()
+        self.pages.setCurrentIndex(PRACTICE_PAGE)
+        self.view.setFocus()
+
+    def _begin_phrase(self) -> None:
+        self.controller.stop()
+        self.controller.clear()  # a fresh message (the source learns nothing: this only empties the boxes)
+        self._next_in = None
+        self.controller.zoom.idle()
+        self._refresh()
+
+    def toggle_running(self) -> None:
+        if self._next_in is None:
+            self.controller.toggle()
+        self._refresh()
+
+    def _on_view_clicked(self) -> None:
+        self.view.setFocus()
+        if self.controller.preset.start_on_click:
+            self.toggle_running()
+
+    def skip_phrase(self) -> None:
+        self.next_phrase()
+
+    def next_phrase(self) -> None:
+        self.index += 1
+        if self.index >= len(self.phrases):
+            self.show_result()
+        else:
+            self._begin_phrase()
+
+    def show_result(self) -> None:
+        self.controller.stop()
+        self.suggestion = s = suggest_speed(self.scores, self.controller.speed_bps)
+        if s is None:
+            self.result_label.setText("<h2>No phrase finished</h2><p>There is nothing to measure your speed from. "
+                                      "Practise again, or keep your speed and start writing.</p>")
+            self.use_button.hide()
+            self.keep_button.setText("Start writing")
+        else:
+            done = f"{s.phrases} phrase" + ("s" if s.phrases != 1 else "")
+            self.result_label.setText(
+                f"<h2>Your speed</h2><p>You wrote {done} at <b>{s.chars_per_minute:.0f} characters a minute</b>, "
+                f"reaching <b>{s.bits_per_second:.1f} bits/s</b> at a speed of {s.current_bps:.1f} bits/s, and backed "
+                f"out of {s.corrections_per_char:.2f} characters for each one written.</p>"
+                f"<p>{html.escape(s.advice)}</p>"
+                f"<p>Suggested speed: <b>{s.speed_bps:.1f} bits/s</b>. You can change it at any time with the Speed "
+                "box; automatic speed, where it is on, adjusts it as you write.</p>")
+            self.use_button.setVisible(s.speed_bps != s.current_bps)
+            self.use_button.setText(f"Use {s.speed_bps:.1f} bits/s")
+            self.keep_button.setText(f"Keep {s.current_bps:.1f} bits/s" if s.speed_bps != s.current_bps
+                                     else "Start writing")
+        self.pages.setCurrentIndex(RESULT_PAGE)
+
+    def use_suggestion(self) -> None:
+        if self.suggestion is not None:
+            self.chosen_speed = self.suggestion.speed_bps
+        self.accept()
+
+    # -- frames -----------------------------------------------------------------------------
+    def _pointer(self) -> tuple[float, float] | None:
+        """The pointer in Dasher coordinates (None outside the canvas or with no gaze)."""
+        if self.gaze is not None:
+            sample = self.gaze.latest()
+            if sample is None:
+                self.view.set_pointer_override(None)
+                return None
+            screen = self.view.screen() or QGuiApplication.primaryScreen()
+            point = gaze_to_view(sample, screen.geometry(), self.view)
+            self.view.set_pointer_override(point)
+            if not QRectF(self.view.rect()).contains(point):
+                return None
+            return self.view.viewport().to_dasher(point.x(), point.y())
+        pointer = self.view.pointer_screen
+        return self.view.viewport().to_dasher(*pointer) if pointer is not None else None
+
+    def tick(self, dt: float | None = None) -> Frame | None:
+        """One frame of practice (``dt`` seconds; the time since the last frame when None)."""
+        elapsed = self._clock.restart() / 1000.0
+        if self.pages.currentIndex() != PRACTICE_PAGE or self._closed:
+            return None
+        dt = min(elapsed, MAX_DT) if dt is None else dt
+        c, score = self.controller, self.scores[self.index]
+        if self._next_in is not None:
+            self._next_in -= dt
+            frame = c.frame(None, 0.0)
+            if self._next_in <= 0:
+                self.next_phrase()
+        else:
+            frame = c.frame(self._pointer(), dt)
+            if c.running:
+                score.add(dt, frame.bits, frame.deleted)
+            if c.zoom.output == self.phrase:
+                c.stop()
+                score.done = True
+                self._next_in = NEXT_PHRASE_SECONDS
+        self.view.set_frame(frame, c.dwell.progress)
+        self._refresh()
+        return frame
+
+    def _refresh(self) -> None:
+        """The phrase with the written part and the next character marked, the path, the hint and the button."""
+        c, zoom = self.controller, self.controller.zoom
+        target = zoom.context + self.phrase
+        phrase, output = self.phrase, zoom.output
+        written = 0  # the longest start of the phrase that is written
+        while written < min(len(phrase), len(output)) and phrase[written] == output[written]:
+            written += 1
+        nxt = phrase[written:written + 1]
+        shown = html.escape(c.zoom.alphabet.glyph(nxt)) if nxt == " " else html.escape(nxt)
+        self.phrase_label.setText(
+            f"Phrase {self.index + 1} of {len(self.phrases)}: write "
+            f"<span style='color:#008a00'>{html.escape(phrase[:written])}</span>"
+            f"<span style='background:#c8f0c8'><u><b>{shown}</b></u></span>{html.escape(phrase[written + 1:])}")
+        self.view.path = target_path(zoom, target) if self._next_in is None else []
+        astray = not on_course(zoom, target)
+        lost = not target.startswith(zoom.root_text)  # the right boxes are off the screen: back out first
+        self.view.aim = target_pointer(zoom, target) if c.running and not lost and self._next_in is None else None
+        self.start_button.setText("Stop" if c.running else "Start")
+        self.start_button.setEnabled(self._next_in is None)
+        if self._next_in is not None:
+            self.view.hint = "Well done!" if self.index + 1 < len(self.phrases) else "Well done: that was the last one"
+        elif lost:
+            self.view.hint = "Not this way: back out by pointing left of the red cross"
+        elif astray:
+            self.view.hint = "Not this one: steer into the green box beside it"
+        elif c.running:
+            self.view.hint = f"Steer into the green box: {c.zoom.alphabet.glyph(nxt) if nxt else ''}"
+        elif c.preset.dwell_start:
+            self.view.hint = "Rest the pointer on the red cross to start"
+        else:
+            self.view.hint = "Click on the boxes (or press Start) to start"
+        self.view.update()
+
+    # -- closing ----------------------------------------------------------------------------
+    def _on_finished(self, _result: int) -> None:
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop frames and let go of the practice contexts (the Writer stays open: it is the window's)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.timer.stop()
+        self.controller.stop()
+        self.controller.close()
+

@@ -1,0 +1,115 @@
+"""Practice with a target (Dasher's game mode), without a toolkit: the tutorial's engine.
+
+The tutorial shows the user a short phrase and the path to it: the box of the next character to steer
+into (``target_path``, walked like ``simulate.target_pointer`` walks it), the point a practised user
+would aim at (``target_pointer`` itself), and when the text went astray, that backing out is next. Each
+phrase is scored (``PhraseScore``: seconds spent writing, bits zoomed, characters backed out of) and, at
+the end, ``suggest_speed`` turns the scores into a speed for this user. Practice writes through a
+``PracticeSource``, so none of it is learned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dasher_rnn.zoom.controller import SPEED_RANGE
+from dasher_rnn.zoom.model import ZoomModel
+
+PHRASES = ("hello", "yes please", "see you soon")  # short, lower case, common: the first hour's phrases
+AHEAD = 3  # characters of the path shown: the next box and the two after it
+FASTER_RATE = 0.75  # reached this share of the speed ...
+FASTER_CORRECTIONS = 0.1  # ... backing out of at most this many characters per character: try faster
+SLOWER_CORRECTIONS = 0.25  # backed out of more than this per character: slower
+STEP = 1.25  # a suggestion moves the speed by this factor
+
+
+@dataclass(frozen=True)
+class TargetBox:
+    """The box of ``target[index]`` on screen now (Dasher y; the box reaches from the right edge to x = y2 - y1)."""
+
+    index: int
+    char: str
+    y1: float
+    y2: float
+
+
+def on_course(zoom: ZoomModel, target: str) -> bool:
+    """The text so far (context included) is the start of ``target``: no backing out needed."""
+    return target.startswith(zoom.text)
+
+
+def target_path(zoom: ZoomModel, target: str, ahead: int = AHEAD) -> list[TargetBox]:
+    """The boxes of the next ``ahead`` characters of ``target`` (the whole text, context included) still to be
+    written, nearest first. After a wrong character the next box is the right one beside it (steering into it
+    backs out of the wrong one); empty when the text went astray above the root (back out first: the boxes are
+    off the screen) or the target is written."""
+    if not target.startswith(zoom.root_text):
+        return []
+    written = 0  # how much of the target the text has right
+    while written < min(len(target), len(zoom.text)) and target[written] == zoom.text[written]:
+        written += 1
+    box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
+    path: list[TargetBox] = []
+    k = len(zoom.root_text)
+    stop = min(len(target), written + ahead)
+    while k < stop and box is not None and target[k] in zoom.alphabet:
+        y1, y2 = zoom.child_range(box, y1, y2, zoom.alphabet.index(target[k]))
+        if y2 - y1 < 1.0:
+            break
+        if k >= written:
+            path.append(TargetBox(k, target[k], y1, y2))
+        box = box.children.get(zoom.alphabet.index(target[k]))
+        k += 1
+    return path
+
+
+@dataclass
+class PhraseScore:
+    """How one practice phrase went."""
+
+    phrase: str
+    seconds: float = 0.0  # time spent writing (running), not stopped
+    bits: float = 0.0  # net zoom in bits (backing out counts against it)
+    corrections: int = 0  # characters backed out of
+    done: bool = False
+
+    def add(self, dt: float, bits: float, deleted: int) -> None:
+        self.seconds += dt
+        self.bits += bits
+        self.corrections += deleted
+
+
+@dataclass(frozen=True)
+class SpeedSuggestion:
+    speed_bps: float  # the suggested speed setting
+    current_bps: float  # the setting the practice ran at
+    bits_per_second: float  # the rate reached while writing
+    chars_per_minute: float
+    corrections_per_char: float
+    phrases: int  # phrases finished
+    advice: str  # one sentence for the user
+
+
+def suggest_speed(scores: list[PhraseScore], current_bps: float) -> SpeedSuggestion | None:
+    """A speed for this user from the phrases they finished (None when they finished none).
+
+    The speed is the most the zoom may go; a user who reached most of it without backing out much can go
+    faster, one who backed out often does better slower, and otherwise it stays."""
+    done = [s for s in scores if s.done and s.seconds > 0]
+    if not done:
+        return None
+    seconds = sum(s.seconds for s in done)
+    chars = sum(len(s.phrase) for s in done)
+    rate = max(0.0, sum(s.bits for s in done)) / seconds
+    corrections = sum(s.corrections for s in done) / chars
+    if corrections > SLOWER_CORRECTIONS:
+        speed = current_bps / STEP
+        advice = "You backed out of many boxes: a slower speed gives you more time to aim."
+    elif rate >= FASTER_RATE * current_bps and corrections <= FASTER_CORRECTIONS:
+        speed = current_bps * STEP
+        advice = "You kept up with the zoom and rarely backed out: try a little faster."
+    else:
+        speed = current_bps
+        advice = "This speed suits you for now; point further right to go faster when you are ready."
+    speed = round(min(max(speed, SPEED_RANGE[0]), SPEED_RANGE[1]), 1)
+    return SpeedSuggestion(speed, current_bps, rate, 60 * chars / seconds, corrections, len(done), advice)

@@ -1,0 +1,202 @@
+"""The first-run tutorial: steering explained per input, practice phrases with the target path, a suggested
+speed, and nothing written in it learned (PPM counts and RNN weights unchanged) or journaled."""
+
+# ruff: noqa: E402  (the platform is chosen before Qt is imported)
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QPushButton
+
+from dasher_rnn.journal import Journal
+from dasher_rnn.settings import SettingsStore
+from dasher_rnn.ui.tutorial import INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE, TutorialDialog, steering_help
+from dasher_rnn.zoom.geometry import ORIGIN_Y
+from dasher_rnn.zoom.model import ZoomModel
+from dasher_rnn.zoom.practice import PhraseScore, on_course, suggest_speed, target_path
+from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
+from tests.conftest import writer_source
+from tests.test_ui import DT, open_window, ppm_source, settings_path  # noqa: F401 -- the fixture
+
+
+def practise(dialog: TutorialDialog, frames: int = 4000) -> None:
+    """Steer the tutorial's canvas at its current phrase, as a practised user would, until it is written."""
+    zoom, view = dialog.controller.zoom, dialog.view
+    phrase = dialog.phrase
+    for i in range(frames):
+        wait_for_answers(zoom)
+        view.set_pointer_override(view.viewport().to_screen(*target_pointer(zoom, zoom.context + phrase)))
+        dialog.tick(DT)
+        if i % 50 == 0:
+            QApplication.processEvents()
+        if dialog.scores[dialog.index].done:
+            return
+    raise AssertionError(f"did not write {phrase!r}: {zoom.output!r}")
+
+
+def open_tutorial(qtbot, window) -> TutorialDialog:
+    dialog = window.open_tutorial(start_timer=False)
+    qtbot.addWidget(dialog)
+    assert dialog.pages.currentIndex() == INTRO_PAGE
+    return dialog
+
+
+def test_steering_is_explained_for_each_input():
+    texts = {name: steering_help(name) for name in ("mouse", "eye-tracker", "head-mouse")}
+    assert "Click" in texts["mouse"] and "the ring" not in texts["mouse"]
+    assert "Look at" in texts["eye-tracker"] and "1 s, until the ring" in texts["eye-tracker"]
+    assert "head" in texts["head-mouse"] and "1.5 s" in texts["head-mouse"]
+    for text in texts.values():
+        assert "Start and stop" in text and "Back out" in text and "left of the red cross" in text
+
+
+def test_the_target_path_is_the_next_box_and_empty_when_astray():
+    source = ppm_source()
+    zoom = ZoomModel(source)
+    zoom.idle()
+    path = target_path(zoom, "hello")
+    assert [b.char for b in path][:2] == ["h", "e"] and path[0].index == 0 and len(path) <= 3
+    assert path[0].y2 - path[0].y1 > path[1].y2 - path[1].y1  # nested: each inside the one before
+    for _ in range(3000):  # steer until "h" is written: the next box is then "e"
+        zoom.step(*target_pointer(zoom, "hello"), DT, 3.0)
+        if zoom.output == "h":
+            break
+    assert target_path(zoom, "hello")[0].char == "e"
+    for _ in range(3000):  # a wrong character: the right box beside it is the next
+        zoom.step(*target_pointer(zoom, "hx"), DT, 3.0)
+        if zoom.output == "hx":
+            break
+    assert not on_course(zoom, "hello") and target_path(zoom, "hello")[0].char == "e"
+    for _ in range(3000):  # gone further astray, past the root: no path, back out first
+        zoom.step(*target_pointer(zoom, "hxyz"), DT, 3.0)
+        if not "hello".startswith(zoom.root_text):
+            break
+    assert target_path(zoom, "hello") == [] and target_pointer(zoom, "hello") == (REVERSE_X, ORIGIN_Y)
+    source.close()
+
+
+def test_the_speed_suggestion_follows_rate_and_corrections():
+    assert suggest_speed([PhraseScore("hello")], 1.5) is None  # nothing finished: nothing to measure
+    clean = PhraseScore("hello", seconds=10.0, bits=14.0, corrections=0, done=True)
+    faster = suggest_speed([clean], 1.5)
+    assert faster.speed_bps > 1.5 and faster.bits_per_second == pytest.approx(1.4)
+    assert faster.chars_per_minute == pytest.approx(30.0)
+    sloppy = PhraseScore("hello", seconds=10.0, bits=14.0, corrections=4, done=True)
+    assert suggest_speed([sloppy], 1.5).speed_bps < 1.5
+    hesitant = PhraseScore("hello", seconds=20.0, bits=8.0, corrections=0, done=True)
+    assert suggest_speed([hesitant], 1.5).speed_bps == 1.5
+    assert suggest_speed([clean], 8.0).speed_bps == 8.0  # never beyond the range
+
+
+def test_the_tutorial_teaches_the_model_nothing_and_suggests_a_speed(qtbot, settings_path, tmp_path):  # noqa: F811
+    window = open_window(qtbot)
+    window.journal = journal = Journal(tmp_path / "journal.json", interval=0.0)
+    writer = window.controller.writer
+    ppm = writer.mixer.ppm
+    counts = ppm.snapshot()["counts"].copy()
+    committed = writer.status().committed
+    window.timer.start()  # the window's frames pause while the tutorial is open
+    dialog = open_tutorial(qtbot, window)
+    assert not window.timer.isActive() and not window.prefs.tutorial_done
+
+    qtbot.mouseClick(dialog.start_practice_button, Qt.MouseButton.LeftButton)  # no keyboard needed
+    assert dialog.pages.currentIndex() == PRACTICE_PAGE and dialog.phrase == "hello"
+    dialog.tick(DT)
+    assert [b.char for b in dialog.view.path][:1] == ["h"]  # the box to steer to is shown
+    assert "start" in dialog.view.hint.lower()
+    qtbot.mouseClick(dialog.view, Qt.MouseButton.LeftButton)  # the mouse preset: a click starts
+    assert dialog.controller.running and dialog.view.aim is not None
+    practise(dialog)
+    assert dialog.controller.zoom.output == "hello" and not dialog.controller.running
+    assert dialog.scores[0].seconds > 0 and dialog.scores[0].bits > 0
+
+    # nothing of it reached the Writer: PPM's counts, the message stream, the window's text and journal
+    assert np.array_equal(ppm.snapshot()["counts"], counts)
+    assert writer.status().committed == committed
+    assert window.controller.text == "" and window.panel.toPlainText() == ""
+    assert journal._text == ""
+
+    for _ in range(int(2 / DT)):  # "well done", then the next phrase by itself
+        dialog.tick(DT)
+    assert dialog.index == 1 and dialog.controller.zoom.output == ""
+    dialog.skip_phrase()
+    dialog.skip_phrase()
+    assert dialog.pages.currentIndex() == RESULT_PAGE
+    s = dialog.suggestion
+    assert s is not None and s.phrases == 1 and s.bits_per_second > 0
+    if s.speed_bps != s.current_bps:  # a new speed is offered beside the old one
+        assert f"{s.speed_bps:.1f} bits/s" in dialog.use_button.text() and not dialog.use_button.isHidden()
+        qtbot.mouseClick(dialog.use_button, Qt.MouseButton.LeftButton)
+    else:  # the same speed: one button to start writing
+        assert dialog.use_button.isHidden() and dialog.keep_button.text() == "Start writing"
+        qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
+    assert window.tutorial is None and window.timer.isActive()
+    assert window.controller.speed_bps == pytest.approx(s.speed_bps) and window.prefs.speed_bps == pytest.approx(s.speed_bps)
+    assert window.prefs.tutorial_done
+    window.save_prefs()
+    assert SettingsStore().load().tutorial_done
+
+    # the same phrase written in the window itself is learned (so the check above can fail)
+    window.timer.stop()
+    window.toggle_running()
+    zoom = window.controller.zoom
+    for _ in range(4000):
+        window.view.set_pointer_override(window.view.viewport().to_screen(*target_pointer(zoom, "hello")))
+        window.tick(DT)
+        if zoom.output == "hello":
+            break
+    window.new_message()
+    assert not np.array_equal(ppm.snapshot()["counts"], counts)
+
+
+def test_a_tutorial_phrase_leaves_the_rnn_weights_unchanged(qtbot, settings_path):  # noqa: F811
+    window = open_window(qtbot, writer_source("rnn"), speed_bps=3.0)
+    writer = window.controller.writer
+    assert writer.status().adapting
+    before, _ = writer.session.snapshot().result(60)
+    dialog = open_tutorial(qtbot, window)
+    dialog.phrases = ("hi there",)
+    dialog.start_practice()
+    dialog.toggle_running()
+    practise(dialog)
+    writer.flush()
+    after, _ = writer.session.snapshot().result(60)
+    assert before.keys() == after.keys()
+    assert all(bool((before[k] == after[k]).all()) for k in before)
+    status = writer.status()
+    assert status.updates == 0 and status.committed == 0 and status.adapting  # adapting as before
+    dialog.reject()
+    assert window.tutorial is None
+
+
+def test_skipping_the_tutorial_remembers_it_and_help_opens_it_again(qtbot, settings_path):  # noqa: F811
+    window = open_window(qtbot)
+    assert not window.prefs.tutorial_done
+    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+    assert window.tutorial_action in help_menu.actions()
+    dialog = open_tutorial(qtbot, window)
+    skip = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Skip the tutorial")
+    assert skip.minimumHeight() >= 56 or skip.sizeHint().height() >= 56  # large, for gaze and dwell
+    qtbot.mouseClick(skip, Qt.MouseButton.LeftButton)
+    assert window.tutorial is None and window.prefs.tutorial_done
+    window.tutorial_action.trigger()
+    assert window.tutorial is not None
+    window.tutorial.reject()
+
+
+def test_the_tutorial_explains_the_chosen_input(qtbot, settings_path):  # noqa: F811
+    window = open_window(qtbot, preset="head-mouse")
+    dialog = open_tutorial(qtbot, window)
+    assert "head" in dialog.help_label.text() and dialog.input_buttons["head-mouse"].isChecked()
+    dialog.input_buttons["eye-tracker"].click()
+    assert "Look at" in dialog.help_label.text() and not dialog.input_buttons["head-mouse"].isChecked()
+    dialog.start_practice()
+    dialog.tick(DT)
+    assert "red cross" in dialog.view.hint  # dwell to start, as the preset says
+    dialog.reject()
