@@ -200,3 +200,28 @@ def test_the_tutorial_explains_the_chosen_input(qtbot, settings_path):  # noqa: 
     dialog.tick(DT)
     assert "red cross" in dialog.view.hint  # dwell to start, as the preset says
     dialog.reject()
+
+
+def test_the_app_opens_the_tutorial_on_the_first_start_only(qapp, tmp_path, monkeypatch):
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.ui import app as app_module
+    from dasher_rnn.ui.window import MainWindow
+
+    monkeypatch.setenv("DASHER_RNN_JOURNAL", str(tmp_path / "journal.json"))
+    monkeypatch.setattr(app_module, "build_writer", lambda config: build_writer(WriterConfig(model="uniform")))
+    seen = []
+
+    def exec_once(self) -> int:
+        QApplication.processEvents()
+        window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
+        seen.append(window.tutorial is not None)
+        if window.tutorial is not None:
+            window.tutorial.reject()  # skipped: remembered as done
+        window.close()
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", exec_once)
+    settings = tmp_path / "settings.json"
+    assert app_module.run_app("uniform", settings_path=settings) == 0
+    assert app_module.run_app("uniform", settings_path=settings) == 0
+    assert seen == [True, False] and SettingsStore(settings).load().tutorial_done
