@@ -262,6 +262,53 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT (e.g. 1200x800)") from None
+    if not (200 <= width <= 8000 and 150 <= height <= 8000):
+        raise argparse.ArgumentTypeError(f"{text!r}: width 200 to 8000, height 150 to 8000 pixels")
+    return width, height
+
+
+def _add_stats(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("stats", help="a picture of progress: characters per minute and bits per character per "
+                                     "message, from a profile's record (nothing leaves this machine)")
+    p.add_argument("--profile", required=True, help="the profile whose messages to draw")
+    p.add_argument("--out", default=None, help="the PNG file to write (default: progress-PROFILE.png here)")
+    p.add_argument("--size", type=_size, default="1200x800", help="the picture's WIDTHxHEIGHT in pixels")
+    p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)")
+    p.set_defaults(func=_cmd_stats)
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+    from dasher_rnn.adapt.progress import ProgressLog
+
+    store = ProfileStore(args.profiles_dir)
+    log = ProgressLog.for_profile(store, args.profile)
+    if not log.folder.is_dir():
+        raise ProfileError(f"no profile named {args.profile!r} in {store.folder}")
+    records = log.read()
+    if not records:
+        print(f"dasher-rnn stats: profile {args.profile!r} has no recorded messages yet: the app records each "
+              "message when it is finished (New message, Clear or closing the window). No picture written.",
+              file=sys.stderr)
+        return 1
+    from dasher_rnn.ui.offscreen import _ensure_application
+    from dasher_rnn.ui.stats_view import progress_title, render_progress, summary
+
+    _ensure_application()  # offscreen: no display needed
+    out = Path(args.out or f"progress-{args.profile}.png")
+    width, height = args.size
+    if not render_progress(records, width, height, progress_title(args.profile)).save(str(out), "PNG"):
+        raise OSError(f"could not write {out}")
+    print(summary(records))
+    print(f"wrote {out} ({width}x{height})")
+    return 0
+
+
 def _add_adapt(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("adapt", help="adapt a profile to your own writing (text, Markdown, mbox, .eml)")
     p.add_argument("paths", nargs="+", help="files or folders of your writing")
@@ -572,6 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_eval(sub)
     _add_export_onnx(sub)
     _add_profile(sub)
+    _add_stats(sub)
     _add_adapt(sub)
     _add_app(sub)
     _add_simulate(sub)

@@ -3,8 +3,10 @@
 Every file the program owns (profiles, settings, model folders, checkpoints, journals) is written
 through ``atomic_write``: a temporary file beside the target, flushed and fsynced, renamed over the
 target, and the folder fsynced, so a crash or a kill at any moment leaves either the old file or the
-new one, never a mixture. A file that is corrupt or foreign is moved aside with ``set_aside`` (one
-suffix everywhere, ``.broken-<time>``), kept for inspection, and the program carries on without it.
+new one, never a mixture. Append-only records (a profile's progress) add a line with ``append_line``;
+a crash can tear only that line, which their reader skips. A file that is corrupt or foreign is moved
+aside with ``set_aside`` (one suffix everywhere, ``.broken-<time>``), kept for inspection, and the
+program carries on without it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,21 @@ def atomic_write(path: str | Path, data: bytes, private: bool = False) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_folder(path.parent)
+
+
+def append_line(path: str | Path, line: bytes, private: bool = False) -> None:
+    """Add ``line`` (ending in a newline) at the end of ``path`` (made when missing) and fsync it: for
+    append-only records, where a crash can at worst tear the last line, which their reader skips; a torn last
+    line is ended first, so it never swallows the new one. ``private``: readable by the user only."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600 if private else 0o666)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def set_aside(path: str | Path) -> Path:

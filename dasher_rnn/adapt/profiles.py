@@ -9,6 +9,9 @@ next, so a kill at any moment leaves a loadable profile, and anything else in th
 of a killed save, a temporary file) is removed by the next save. Files are readable by the user only.
 Nothing is ever unpickled, and every file is checked against its recorded SHA-256 before use.
 
+Beside the parts, ``progress.jsonl`` (``adapt/progress.py``) records how each message was written; it is
+appended to by the app, not versioned, and goes with the profile on export and import.
+
 Format 1 (before parts: ``weights_file`` and an unversioned ``ppm.safetensors``) is read and becomes
 format 2 at the next save. The profiles folder is the platformdirs user data folder, overridable by
 ``DASHER_RNN_PROFILES`` or an explicit path.
@@ -215,6 +218,7 @@ class ProfileStore:
         record = {**loaded.info, "format": PROFILE_FORMAT, "files": files, "previous": None}
         for key in ("weights_file", "weights_sha256"):
             record.pop(key, None)
+        _copy_progress(self.path(name), out)
         atomic_write(out / PROFILE_FILE, (json.dumps(record, indent=2) + "\n").encode(), private=True)
         return out
 
@@ -228,7 +232,17 @@ class ProfileStore:
         if "rnn" in parts and not isinstance(info.get("base_model_hash"), str):
             raise ProfileError(f"{source / PROFILE_FILE}: no base_model_hash for the RNN weights")
         LoadedProfile(name, info, parts).step_scale  # noqa: B018 -- refuse what would fail to load
-        return self.save(name, parts, info, info.get("base_model_hash"))
+        folder = self.save(name, parts, info, info.get("base_model_hash"))
+        _copy_progress(source, folder)
+        return folder
+
+
+def _copy_progress(source: Path, destination: Path) -> None:
+    """The record of progress (``adapt/progress.py``) goes with the profile when it is exported or imported."""
+    from dasher_rnn.adapt.progress import PROGRESS_FILE
+
+    if (source / PROGRESS_FILE).is_file():
+        atomic_write(destination / PROGRESS_FILE, (source / PROGRESS_FILE).read_bytes(), private=True)
 
 
 def read_info(folder: Path) -> dict | None:

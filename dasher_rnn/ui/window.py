@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from dasher_rnn.adapt.profiles import ProfileError
+from dasher_rnn.adapt.progress import MessageRecord, ProgressLog
+from dasher_rnn.adapt.progress import now as progress_now
 from dasher_rnn.input.gaze import GazeSource, GazeSourceError
 from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
@@ -36,6 +38,7 @@ from dasher_rnn.settings import FONT_SIZE_RANGE, Preferences, SettingsError, Set
 from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
 from dasher_rnn.ui.output_mode import OutputMode
 from dasher_rnn.ui.speech import Speaker
+from dasher_rnn.ui.stats_view import StatsDialog
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.tutorial import TutorialDialog
 from dasher_rnn.ui.view import DasherView
@@ -196,6 +199,12 @@ class MainWindow(QMainWindow):
         self.tutorial_action = self._action("Tutorial", self.open_tutorial, None,
                                             "Learn to steer: short practice phrases, nothing of them learned")
         self._menu("&Help").addAction(self.tutorial_action)
+        self.progress_action = self._action("Progress", self.open_progress, None,
+                                            "Characters per minute and bits per character of your messages over time")
+        self._menu("&View").addAction(self.progress_action)
+        writer = self.controller.writer
+        self.progress_log = ProgressLog.for_profile(writer.store, writer.profile) \
+            if writer is not None and writer.profile and getattr(writer, "store", None) is not None else None
 
     def _build_toolbars(self) -> None:
         """Writing controls on the first row; text actions and how things look on the second (one row does
@@ -622,6 +631,29 @@ class MainWindow(QMainWindow):
         if dialog is not None:
             dialog.deleteLater()
 
+    # -- progress ---------------------------------------------------------------------------------
+    def record_message(self) -> None:
+        """Keep how the message now finishing was written in the profile's record of progress (not the
+        tutorial's: it has its own controller)."""
+        stats = self.controller.message_stats()
+        if self.progress_log is None or stats.characters == 0 or stats.seconds <= 0:
+            return
+        record = MessageRecord(progress_now(), stats.characters, round(stats.seconds, 3), round(stats.bits, 3),
+                               stats.corrections, speed_bps=round(self.controller.speed_bps, 2))
+        try:
+            self.progress_log.record(record)
+        except OSError as exc:
+            self.set_notice("progress", f"Could not keep this message's figures ({exc.strerror or exc})")
+
+    def open_progress(self) -> StatsDialog:
+        records = self.progress_log.read() if self.progress_log is not None else []
+        writer = self.controller.writer
+        dialog = StatsDialog(records, writer.profile if writer is not None else None, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.setGeometry(self.geometry())
+        dialog.show()
+        return dialog
+
     # -- unsaved text from an earlier run ------------------------------------------------------
     def _offer_restore(self) -> None:
         """Text written in an earlier run and never saved (a crash, a power cut, a closed window): offered back
@@ -660,12 +692,14 @@ class MainWindow(QMainWindow):
         QGuiApplication.clipboard().setText(self.controller.text)
 
     def clear_text(self) -> None:
+        self.record_message()
         self.output_mode.discard()
         self.controller.clear()
         self.panel.show_text(self.controller.text)
         self._show_running()
 
     def new_message(self) -> None:
+        self.record_message()
         self.output_mode.finish_message(self.controller.zoom.output)
         self.controller.new_message()
         self.panel.show_text(self.controller.text)
@@ -707,6 +741,7 @@ class MainWindow(QMainWindow):
         self.timer.stop()
         if self.tutorial is not None:
             self.tutorial.shutdown()  # its practice contexts go before the Writer does
+        self.record_message()
         c = self.controller
         if c.auto_speed_enabled and c.speed_bps != self.prefs.speed_bps:
             self.prefs = self.prefs.updated(speed_bps=c.speed_bps)  # remember where auto speed got to, as Dasher does

@@ -62,6 +62,16 @@ class Stats:
     running: bool
 
 
+@dataclass(frozen=True)
+class MessageStats:
+    """How one message was written: what the profile's record of progress keeps when it is finished."""
+
+    characters: int  # the message's length as finished
+    seconds: float  # time spent writing it (running, not stopped or paused)
+    bits: float  # net zoom in bits while writing it (backing out counts against it; an undone run is taken off)
+    corrections: int  # characters backed out of or undone
+
+
 class WritingController:
     def __init__(self, source: PredictionSource, config: ControllerConfig | None = None):
         config = config or ControllerConfig()
@@ -85,6 +95,8 @@ class WritingController:
         self._typed = 0
         self._running_seconds = 0.0
         self._clock = 0.0
+        self._message = [0.0, 0.0, 0]  # this message's seconds writing, net bits and corrections
+        self._run_bits: list[float] = []  # the message's bits at each run's start (beside ``_runs``, for undo_run)
 
     # -- speeds and preset ------------------------------------------------------------
     @property
@@ -148,6 +160,8 @@ class WritingController:
         output = self.zoom.output
         self.zoom.finish_message()
         self._runs.clear()
+        self._run_bits.clear()
+        self._message = [0.0, 0.0, 0]
         if output:
             self.history += output + "\n"
 
@@ -155,6 +169,8 @@ class WritingController:
         """Throw away all text; what was committed stays learned."""
         self.zoom.finish_message()
         self._runs.clear()
+        self._run_bits.clear()
+        self._message = [0.0, 0.0, 0]
         self.history = ""
 
     @property
@@ -169,9 +185,12 @@ class WritingController:
         self.stop()
         while self._runs and self._runs[-1].text == self.zoom.text:
             self._runs.pop()
+            self._run_bits.pop()
         if not self._runs:
             return False
         mark = self._runs.pop()
+        self._message[1] = self._run_bits.pop()  # the view goes back to where the run started
+        self._message[2] += max(0, len(self.zoom.text) - len(mark.text))
         self.zoom.rewind(mark)
         for _ in range(len(mark.text) - len(mark.root_text) + 2):
             self.zoom.idle()  # one level of the rebuilt boxes per frame, where the model answers at once
@@ -186,6 +205,7 @@ class WritingController:
         self._seen_pointer = False
         if not self._runs or self._runs[-1].text != self.zoom.text:  # a run that wrote nothing is no run to undo
             self._runs.append(self.zoom.mark())
+            self._run_bits.append(self._message[1])
 
     def stop(self, reason: str = "") -> None:
         """Stop writing; ``reason`` says why when the controller stopped by itself ("outside", "rest")."""
@@ -221,6 +241,9 @@ class WritingController:
         frame = self.zoom.step(x, y, dt, self.effective_speed)
         self._running_seconds += dt
         self._typed += len(frame.typed) - frame.deleted
+        self._message[0] += dt
+        self._message[1] += frame.bits
+        self._message[2] += frame.deleted
         if dt > 0:
             rate = frame.bits / dt
             self._bps += (1 - math.exp(-dt)) * (rate - self._bps)  # about a one-second average
@@ -230,6 +253,11 @@ class WritingController:
         minutes = self._running_seconds / 60
         return Stats(self.effective_speed, self._bps, self._typed / minutes if minutes > 0 else 0.0,
                      len(self.text), self.running)
+
+    def message_stats(self) -> MessageStats:
+        """How the current message has been written so far (read before ``new_message`` or ``clear``)."""
+        seconds, bits, corrections = self._message
+        return MessageStats(len(self.zoom.output), seconds, bits, corrections)
 
     @property
     def writer(self):
