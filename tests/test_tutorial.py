@@ -186,7 +186,7 @@ def test_skipping_the_tutorial_remembers_it_and_help_opens_it_again(qtbot, setti
     qtbot.mouseClick(skip, Qt.MouseButton.LeftButton)
     assert window.tutorial is None and window.prefs.tutorial_done
     window.tutorial_action.trigger()
-    assert window.tutorial is not None
+    assert window.tutorial is not None and window.tutorial.timer.isActive()  # its frames run
     window.tutorial.reject()
 
 
@@ -225,3 +225,12 @@ def test_the_app_opens_the_tutorial_on_the_first_start_only(qapp, tmp_path, monk
     assert app_module.run_app("uniform", settings_path=settings) == 0
     assert app_module.run_app("uniform", settings_path=settings) == 0
     assert seen == [True, False] and SettingsStore(settings).load().tutorial_done
+
+
+def test_with_direct_output_the_tutorial_never_takes_the_focus_either(qtbot, settings_path):  # noqa: F811
+    window = open_window(qtbot)
+    window.output_mode._set_window_flags(True)  # as direct output sets them: keys go to the other program
+    dialog = open_tutorial(qtbot, window)
+    assert dialog.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus
+    assert dialog.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+    dialog.reject()

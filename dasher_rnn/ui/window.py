@@ -196,10 +196,11 @@ class MainWindow(QMainWindow):
 
     def _build_tutorial_and_progress(self) -> None:
         self.tutorial: TutorialDialog | None = None
-        self.tutorial_action = self._action("Tutorial", self.open_tutorial, None,
+        self.tutorial_action = self._action("Tutorial", lambda: self.open_tutorial(), None,  # not ``checked``
                                             "Learn to steer: short practice phrases, nothing of them learned")
+        self.tutorial_action.setEnabled(self.controller.writer is not None)
         self._menu("&Help").addAction(self.tutorial_action)
-        self.progress_action = self._action("Progress", self.open_progress, None,
+        self.progress_action = self._action("Progress", lambda: self.open_progress(), None,
                                             "Characters per minute and bits per character of your messages over time")
         self._menu("&View").addAction(self.progress_action)
         writer = self.controller.writer
@@ -616,6 +617,10 @@ class MainWindow(QMainWindow):
                                                 self.gaze, self, start_timer=start_timer)
         dialog.finished.connect(self._tutorial_closed)
         dialog.setGeometry(self.geometry())
+        if self.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus:  # direct output: the focus stays put
+            dialog.setWindowFlags(dialog.windowFlags() | Qt.WindowType.WindowDoesNotAcceptFocus
+                                  | Qt.WindowType.WindowStaysOnTopHint)
+            dialog.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         dialog.showFullScreen() if self.isFullScreen() else dialog.show()
         return dialog
 
