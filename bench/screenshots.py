@@ -12,6 +12,17 @@ app opens it.
 repeats what issue 22's evidence shows (the mouse preset, automatic speed on at 1.5 bits/s, the pointer left
 resting right of the crosshair for 20 simulated seconds) and writes PREFIX.png; with the hybrid model, as
 ``make run`` opens it.
+
+    xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/tutorial --tutorial
+
+writes PREFIX-steering.png (the tutorial's explanation for the mouse), PREFIX-practice.png (part way through
+the first phrase, the path to it shown) and PREFIX-speed.png (the speed suggested at the end).
+
+    xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/progress --progress 40
+
+has the simulated user write 40 messages of one person's (made-up) writing in the window, with the hybrid
+model adapting to a new profile in a throwaway folder, finishing each with New message, then pictures View >
+Progress as PREFIX.png.
 """
 
 from __future__ import annotations
@@ -61,6 +72,132 @@ def resting_pointer(path: str, seconds: float, fps: float = 30.0) -> str:
     return path
 
 
+def tutorial(prefix: str, fps: float = 30.0) -> list[str]:
+    """The tutorial's three screens, with the shipped RNN, steered like a user aiming at the phrases."""
+    import tempfile
+    from pathlib import Path
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.app import _application
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
+    from dasher_rnn.zoom.sources import WriterSource
+
+    app = _application()
+    written = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SettingsStore(Path(tmp) / "settings.json")
+        # the simulated user holds its aim still near the right edge while a box grows, which the rest stop
+        # would take for a resting pointer: it is off here
+        prefs = store.load().updated(speed_bps=1.5, rest_stop_seconds=0.0)
+        source = WriterSource(build_writer(WriterConfig(model="rnn", adapt=True, profile=None)), prefs.start_lower_share)
+        window = MainWindow(WritingController(source, prefs.controller_config()), store, prefs, start_timer=False)
+        try:
+            window.show_sized_to_screen()
+            app.processEvents()
+            dialog = window.open_tutorial(start_timer=False)
+
+            def grab(name: str) -> None:
+                for _ in range(5):
+                    app.processEvents()
+                path = f"{prefix}-{name}.png"
+                if not dialog.screen().grabWindow(dialog.winId()).save(path):
+                    raise OSError(f"could not save {path}")
+                written.append(path)
+
+            grab("steering")
+            dialog.start_practice()
+            dialog.toggle_running()
+            zoom, view = dialog.controller.zoom, dialog.view
+            for phrase_index in range(len(dialog.phrases)):
+                for _ in range(int(60 * fps)):
+                    wait_for_answers(zoom)
+                    view.set_pointer_override(view.viewport().to_screen(*target_pointer(zoom, zoom.context + dialog.phrase)))
+                    dialog.tick(1.0 / fps)
+                    app.processEvents()
+                    if phrase_index == 0 and zoom.output == "hel" and len(written) == 1:
+                        wait_for_answers(zoom)
+                        dialog.tick(0.0)
+                        grab("practice")
+                    if dialog.scores[phrase_index].done:
+                        break
+                for _ in range(int(2 * fps)):
+                    dialog.tick(1.0 / fps)
+                if dialog.pages.currentIndex() != 1:
+                    break
+                dialog.toggle_running()
+            grab("speed")
+            dialog.reject()
+        finally:
+            window.close()
+    return written
+
+
+PERSON = {  # one made-up person's writing: their people, places and needs come back again and again
+    "start": ["Can you ask", "Please tell", "I would like", "Could", "Remind"],
+    "who": ["Marguerite", "Dr Okonkwo", "the night nurse", "Tobias", "my physio Anneliese"],
+    "what": ["to bring the blue blanket", "to call me after lunch", "to open the window a little",
+             "to read me the football results", "to charge the tablet", "to book the wheelchair taxi"],
+    "end": [".", " please.", " tomorrow.", " before six.", ", thanks."],
+}
+
+
+def person_messages(n: int, seed: int = 3) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return [f"{rng.choice(PERSON['start'])} {rng.choice(PERSON['who'])} {rng.choice(PERSON['what'])}"
+            f"{rng.choice(PERSON['end'])}" for _ in range(n)]
+
+
+def progress(path: str, messages: int, fps: float = 30.0, speed: float = 2.0) -> str:
+    """The Progress view after the simulated user wrote ``messages`` messages with a new, adapting profile."""
+    import tempfile
+    from pathlib import Path
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.app import _application
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
+    from dasher_rnn.zoom.sources import WriterSource
+
+    app = _application()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SettingsStore(Path(tmp) / "settings.json")
+        prefs = store.load().updated(speed_bps=speed, auto_speed=False, rest_stop_seconds=0.0, tutorial_done=True)
+        source = WriterSource(build_writer(WriterConfig(model="hybrid", adapt=True, profile="demo",
+                                                        profiles_dir=Path(tmp) / "profiles")), prefs.start_lower_share)
+        window = MainWindow(WritingController(source, prefs.controller_config()), store, prefs, start_timer=False)
+        try:
+            window.show_sized_to_screen()
+            app.processEvents()
+            c = window.controller
+            for i, message in enumerate(person_messages(messages)):
+                c.start()
+                for _ in range(int(180 * fps)):
+                    wait_for_answers(c.zoom)
+                    c.frame(target_pointer(c.zoom, c.zoom.context + message), 1.0 / fps)
+                    if c.zoom.output == message:
+                        break
+                c.stop()
+                window.new_message()
+                print(f"{i + 1}/{messages} {c.history.splitlines()[-1]!r}", flush=True)
+            dialog = window.open_progress()
+            dialog.setGeometry(window.geometry())
+            for _ in range(10):
+                app.processEvents()
+            if not dialog.screen().grabWindow(dialog.winId()).save(path):
+                raise OSError(f"could not save {path}")
+            dialog.close()
+        finally:
+            window.close()
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefix", help="path prefix of the two PNG files")
@@ -70,7 +207,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=12.0, help="simulated seconds of writing (default 12)")
     parser.add_argument("--speed", type=float, default=3.0, help="speed in bits/s (default 3)")
     parser.add_argument("--scheme", default="default", help="colour scheme (default: default)")
+    parser.add_argument("--tutorial", action="store_true", help="instead: picture the tutorial's three screens")
+    parser.add_argument("--progress", type=int, default=0, metavar="N",
+                        help="instead: write N messages with a new profile and picture View > Progress")
     args = parser.parse_args()
+    if args.progress:
+        print(progress(f"{args.prefix}.png", args.progress))
+        return
+    if args.tutorial:
+        print("\n".join(tutorial(args.prefix)))
+        return
     if args.rest > 0:
         print(resting_pointer(f"{args.prefix}.png", args.rest))
         return
