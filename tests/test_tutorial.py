@@ -233,4 +233,14 @@ def test_with_direct_output_the_tutorial_never_takes_the_focus_either(qtbot, set
     dialog = open_tutorial(qtbot, window)
     assert dialog.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus
     assert dialog.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+    assert not dialog.isModal() and not window.view.isEnabled()  # Qt would give a modal one the focus
     dialog.reject()
+    assert window.view.isEnabled()
+
+
+def test_closing_the_window_closes_the_tutorial(qtbot, settings_path):  # noqa: F811
+    window = open_window(qtbot)
+    dialog = open_tutorial(qtbot, window)
+    window.close()  # e.g. SIGTERM: the application must not stay up for the dialog
+    assert not dialog.isVisible() and dialog._closed
+    assert window.open_tutorial() is None  # too late: a closed window opens nothing

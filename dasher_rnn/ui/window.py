@@ -604,15 +604,19 @@ class MainWindow(QMainWindow):
 
     # -- text actions -------------------------------------------------------------------------
     # -- the tutorial ---------------------------------------------------------------------------
-    def open_tutorial(self, start_timer: bool = True) -> TutorialDialog:
+    def open_tutorial(self, start_timer: bool = True) -> TutorialDialog | None:
         """Show the tutorial over the window; the window's own frames wait until it closes (so gaze and dwell
-        act only there). It practises with this Writer and teaches it nothing."""
+        act only there). It practises with this Writer and teaches it nothing. None once the window closed
+        (the first start opens it a moment after showing the window, which may be closed by then)."""
+        if self._closed:
+            return None
         if self.tutorial is not None:
             return self.tutorial
         self.controller.stop()
         self._show_running()
         self._timer_was_active = self.timer.isActive()
         self.timer.stop()
+        self.splitter.setEnabled(False)  # the canvas waits too (with direct output the tutorial is not modal)
         dialog = self.tutorial = TutorialDialog(self.controller.writer, self.prefs, self.controller.speed_bps,
                                                 self.gaze, self, start_timer=start_timer)
         dialog.finished.connect(self._tutorial_closed)
@@ -621,6 +625,7 @@ class MainWindow(QMainWindow):
             dialog.setWindowFlags(dialog.windowFlags() | Qt.WindowType.WindowDoesNotAcceptFocus
                                   | Qt.WindowType.WindowStaysOnTopHint)
             dialog.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
+            dialog.setModal(False)  # Qt gives a modal window the focus, whatever its flags
         dialog.showFullScreen() if self.isFullScreen() else dialog.show()
         return dialog
 
@@ -630,6 +635,7 @@ class MainWindow(QMainWindow):
             self.speed_box.setValue(dialog.chosen_speed)  # as if set in the box: the controller and preferences
         if not self.prefs.tutorial_done:
             self.remember(tutorial_done=True)
+        self.splitter.setEnabled(True)
         self._clock.restart()
         if getattr(self, "_timer_was_active", False) and not self._closed:
             self.timer.start()
@@ -744,8 +750,8 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self.timer.stop()
-        if self.tutorial is not None:
-            self.tutorial.shutdown()  # its practice contexts go before the Writer does
+        if self.tutorial is not None:  # its practice contexts go before the Writer does, and it closes with the
+            self.tutorial.reject()  # window (a dialog left open would keep the application running)
         self.record_message()
         c = self.controller
         if c.auto_speed_enabled and c.speed_bps != self.prefs.speed_bps:
