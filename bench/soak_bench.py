@@ -94,7 +94,8 @@ def main() -> None:
             row = {"phrases": i + len(chunk), "characters": written, "failed": failed, "simulated_hours": hours,
                    "wall_s": round(time.perf_counter() - start),
                    "rss_mb": round(rss_mb(), 1), "updates": status.updates, "rollbacks": status.rollbacks,
-                   "guard_events": status.guard_events}
+                   "guard_events": status.guard_events,
+                   "ppm_contexts": writer.mixer.ppm.num_contexts if writer.mixer is not None else None}
             rows.append(row)
             print(json.dumps(row), flush=True)
         source.close()
