@@ -228,3 +228,19 @@ def test_a_save_that_cannot_be_written_keeps_the_previous_version_and_the_writer
     monkeypatch.setattr(profiles_module, "atomic_write", real)
     second.close()  # space again: what was learned meanwhile is saved
     assert store.load("erin").characters_adapted == len(TEXT * 3) + len("and it goes on learning")
+
+
+def test_message_starts_use_the_adapted_weights_too(tiny_model_dir, tmp_path):
+    """The first character of a message is predicted by the adapted head, as every other one (the tree used to
+    keep the base model's start distribution for ever)."""
+    w = writer(tiny_model_dir, tmp_path, "starts")
+    before = w.request([w.root("")]).result()[0].log_probs
+    w.commit(TEXT * 3)
+    w.flush()
+    after = w.request([w.root("")]).result()[0].log_probs
+    model = w.session.evaluator.model
+    with torch.no_grad():
+        expected = model.state_log_probs(model.initial_state(1))[0].numpy()
+    assert not np.allclose(after, before, atol=1e-4)
+    np.testing.assert_allclose(after, expected, atol=1e-5)
+    w.close(save=False)

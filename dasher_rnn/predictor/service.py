@@ -129,6 +129,7 @@ class PredictorService:
 
         def swap():
             self.backend.load_weights(state_dict, adapter)
+            self.tree.new_weights()
             self.weights_version += 1
             return self.weights_version
 

@@ -52,6 +52,11 @@ class ContextTree:
         self._lru: OrderedDict[int, Node] = OrderedDict()
         self._initial = backend.initial()
 
+    def new_weights(self) -> None:
+        """The backend's weights changed: message starts from now on use its new initial state and distribution
+        (an adapted head predicts the first character too). Nodes already made keep what they have."""
+        self._initial = self.backend.initial()
+
     # -- handles -------------------------------------------------------------------
     def check(self, node: Node) -> None:
         if not isinstance(node, Node) or node.tree is not self:
