@@ -60,14 +60,6 @@ ACTION_BITS = -math.log2(CONTROL_SHARE / len(CONTROL_ITEMS))
 _SENTENCE_END = re.compile(r"[.!?\n][\"')\]]*\s+")
 
 
-def action_named(name: str) -> Action:
-    """The action called ``name`` ("delete-word"); ValueError naming the known ones otherwise."""
-    try:
-        return Action(name)
-    except ValueError:
-        raise ValueError(f"unknown control action {name!r}; known: {', '.join(a.value for a in Action)}") from None
-
-
 def deletion(text: str, action: Action) -> int:
     """How many characters at the end of ``text`` (the message so far) ``action`` deletes.
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dasher_rnn.zoom.control import ACTION_BITS, ACTION_INDEX, DELETIONS, Action, action_named, deletion
+from dasher_rnn.zoom.control import ACTION_BITS, ACTION_INDEX, DELETIONS, Action, deletion
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
 from dasher_rnn.zoom.model import Frame, ZoomModel
 
@@ -33,17 +33,18 @@ REVERSE_X = 1.8 * ORIGIN_X  # where the simulated user points to back out
 STEER = 0.5  # how far right of the crosshair (per unit of height away from it) an off-centre target is aimed at
 
 
-_STEP = re.compile(r"\{([a-z-]+)\}")
+_STEP = re.compile(r"\{(" + "|".join(re.escape(a.value) for a in Action) + r")\}")
 
 
 def parse_script(phrase: str) -> list[str | Action]:
-    """A phrase's steps: text to write and control actions (``"I want tea{delete-word}coffee"``)."""
+    """A phrase's steps: text to write and control actions (``"I want tea{delete-word}coffee"``; braces around
+    anything but an action's name are text)."""
     steps: list[str | Action] = []
     at = 0
     for match in _STEP.finditer(phrase):
         if match.start() > at:
             steps.append(phrase[at : match.start()])
-        steps.append(action_named(match.group(1)))
+        steps.append(Action(match.group(1)))
         at = match.end()
     if at < len(phrase) or not steps:
         steps.append(phrase[at:])
