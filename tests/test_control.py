@@ -266,3 +266,41 @@ def test_simulate_command_reports_the_control_modes_cost(tmp_path, capsys):
     assert summary["control_mode"] and summary["phrases"] == 1 and summary["failed"] == 0
     assert summary["characters"] == len("I want coffee")
     assert summary["control"]["per_action"]["delete-word"]["count"] == 1
+
+
+class StrictSource(RecordingSource):
+    """Handles are distinct objects, and releasing one twice is an error (as the RNN's tree of contexts says)."""
+
+    def __init__(self):
+        super().__init__()
+        self.live: set[int] = set()
+        self.keep: list[object] = []
+
+    def _handle(self, text: str) -> object:
+        handle = [text]
+        self.keep.append(handle)
+        self.live.add(id(handle))
+        return handle
+
+    def start(self, context):
+        return self._handle(context)
+
+    def child(self, handle, symbol):
+        return self._handle(handle[0] + ALPHABET.symbols[symbol])
+
+    def release(self, handle):
+        assert id(handle) in self.live, f"{handle[0]!r} released twice"
+        self.live.discard(id(handle))
+
+
+def test_a_root_started_again_from_the_text_is_released_once():
+    """After an action the view starts from a root rebuilt from the text; reversing past it makes it a child,
+    which may be dropped; the next message must not release it again."""
+    source = StrictSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=3.0, control=True))
+    drive(zoom_steps(zoom), zoom, "abc d")
+    drive(zoom_steps(zoom), zoom, "abc d", Action.DELETE_CHAR)
+    drive(zoom_steps(zoom), zoom, "ab")  # backing out past the rebuilt root
+    drive(zoom_steps(zoom), zoom, "abx")
+    zoom.finish_message()
+    drive(zoom_steps(zoom), zoom, "q")

@@ -122,7 +122,9 @@ class ZoomModel:
         self._order = itertools.count()
         self._expanded: set[Box] = set()
         self._asked = self._answered = 0
-        self._started: list[object] = []  # handles from ``source.start``, released at the next reset
+        # handles from ``source.start`` by id, released at the next reset (unless released before: a root rebuilt
+        # from the text becomes a child when reversing past it, and may then be dropped like any child)
+        self._started: dict[int, object] = {}
         self.bits_total = 0.0
         self.reset(context)
 
@@ -153,7 +155,7 @@ class ZoomModel:
     # -- message --------------------------------------------------------------------
     def reset(self, context: str = "") -> None:
         """Start a message (``""``) or continue after ``context``; nothing is committed or output."""
-        for handle in self._started:
+        for handle in self._started.values():
             self.source.release(handle)  # with everything below it
         self._started.clear()
         self._expanded.clear()
@@ -168,7 +170,7 @@ class ZoomModel:
     def _new_root(self, context: str) -> Box:
         """A box for the model's context after ``context`` (a message start or a rebuilt parent)."""
         box = Box(-1, len(context), None, self.source.start(context))
-        self._started.append(box.handle)
+        self._started[id(box.handle)] = box.handle
         self._ask(box, MAX_Y)
         return box
 
@@ -454,6 +456,7 @@ class ZoomModel:
         child = box.children.pop(symbol)
         self._forget(child)
         if child.handle is not None:  # control boxes have none (what is below them is released with their parent)
+            self._started.pop(id(child.handle), None)
             self.source.release(child.handle)
         if not box.children:
             self._expanded.discard(box)
