@@ -121,3 +121,23 @@ def test_actions_in_the_control_box_reach_the_window(qtbot, settings_path):
     assert c.control_mode and window.control_action.isChecked() and window.prefs.control_mode
     window.close()
     assert SettingsStore().load().control_mode is True
+
+
+def test_control_actions_reach_the_focused_program_in_direct_output(qtbot, settings_path, monkeypatch):
+    from tests.test_direct_output import FakeTyper, open_direct_window
+
+    monkeypatch.setattr(QGuiApplication, "focusWindow", staticmethod(lambda: None))  # another program has the focus
+    typer = FakeTyper()
+    window = open_direct_window(qtbot, lambda: typer, control_mode=True)
+    c = window.controller
+    window.toggle_running()
+    steer(window, "I want tea")
+    steer(window, "I want tea", Action.DELETE_WORD)  # Backspace for what the other program got of "tea"
+    assert c.zoom.output == "I want " and "I want ".startswith(typer.screen) and "BS" in typer.keys
+    steer(window, "I want coffee")
+    steer(window, "I want coffee", Action.NEW_MESSAGE)  # the whole message goes, and stays
+    assert typer.screen == "I want coffee" and c.history == "I want coffee\n"
+    steer(window, "Go")
+    steer(window, "Go", Action.STOP)
+    assert typer.screen == "I want coffeeGo"  # stopped: all of the message so far
+    window.close()
