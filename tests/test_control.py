@@ -304,3 +304,15 @@ def test_a_root_started_again_from_the_text_is_released_once():
     drive(zoom_steps(zoom), zoom, "abx")
     zoom.finish_message()
     drive(zoom_steps(zoom), zoom, "q")
+
+
+def test_a_root_rebuilt_by_rewind_is_released_once_too():
+    """The same with Undo writing's rewind (control mode off)."""
+    zoom = ZoomModel(StrictSource(), ZoomSettings(speed_bps=3.0))
+    drive(zoom_steps(zoom), zoom, "abc")
+    mark = zoom.mark()
+    drive(zoom_steps(zoom), zoom, "abc de")
+    assert zoom.rewind(mark)
+    drive(zoom_steps(zoom), zoom, "a")
+    drive(zoom_steps(zoom), zoom, "axy")
+    zoom.finish_message()
