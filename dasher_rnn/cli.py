@@ -461,6 +461,9 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=float, default=60.0, help="simulated frames per second")
     p.add_argument("--max-seconds", type=float, default=120.0, help="give up on a phrase after this long")
     p.add_argument("--render", action="store_true", help="also paint every frame offscreen (Qt) and time it")
+    p.add_argument("--control", action="store_true",
+                   help="control mode: a control box after the letters of every box (on by itself when a phrase names "
+                        "an action in braces, e.g. 'I want tea{delete-word}coffee'); the summary gives its cost")
     p.add_argument("--backend", default="auto", help="RNN predictor backend: auto, onnx, torch, cuda")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -475,8 +478,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
     from dasher_rnn.normalise import normalise
     from dasher_rnn.textio import read_text
+    from dasher_rnn.zoom.control import Action
     from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
-    from dasher_rnn.zoom.simulate import simulate
+    from dasher_rnn.zoom.simulate import parse_script, simulate
     from dasher_rnn.zoom.sources import WriterSource
 
     phrases = args.text or [line for line in read_text(args.file).splitlines() if line.strip()]
@@ -485,11 +489,14 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                                        adapt=not args.no_adapt, profile=args.profile, backend=args.backend))
     source = WriterSource(writer)
     try:
-        outside = [p for p in phrases if any(ch not in source.alphabet for ch in p)]
+        scripts = [parse_script(p) for p in phrases]
+        control = args.control or any(isinstance(step, Action) for steps in scripts for step in steps)
+        outside = [p for p, steps in zip(phrases, scripts, strict=True)
+                   if any(ch not in source.alphabet for step in steps if isinstance(step, str) for ch in step)]
         if outside:
             raise ValueError(f"{len(outside)} phrases have characters outside alphabet {source.alphabet.name!r}, "
                              f"e.g. {outside[0]!r}")
-        zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed))
+        zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed, control=control))
         render = None
         if args.render:
             from dasher_rnn.ui.offscreen import offscreen_renderer
@@ -501,7 +508,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         status = writer.status()
     finally:
         source.close()
-    summary = {"model": args.model, "speed_bps": args.speed, "fps": args.fps, "rendered": args.render, **result.summary()}
+    summary = {"model": args.model, "speed_bps": args.speed, "fps": args.fps, "rendered": args.render,
+               "control_mode": control, **result.summary()}
     if "rnn" in status.learns:
         summary["adaptation"] = {"updates": status.updates, "rollbacks": status.rollbacks, "committed": status.committed}
     if args.json:

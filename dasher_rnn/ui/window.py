@@ -38,6 +38,7 @@ from dasher_rnn.ui.output_mode import OutputMode
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.view import DasherView
+from dasher_rnn.zoom.control import CONTROL_ITEMS, Action, last_sentence
 from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
 from dasher_rnn.zoom.model import Frame
 
@@ -161,6 +162,10 @@ class MainWindow(QMainWindow):
         self.panel_action = self._action("Text panel", self.set_text_panel, None,
                                          "Show or hide the text above the canvas (drag its edge to resize it)",
                                          checkable=True)
+        self.control_action = self._action("Control box", self.set_control_mode, None,
+                                           "A box after the letters to stop, delete, speak, copy and start a new "
+                                           "message by steering, without a click (Dasher's control mode)",
+                                           checkable=True)
         self.full_screen_action = self._action("Full screen", self.set_full_screen, "F11",
                                                "Use the whole screen for the window (F11)", checkable=True)
 
@@ -178,6 +183,7 @@ class MainWindow(QMainWindow):
         writing_menu = bar.addMenu("&Writing")
         writing_menu.addAction(self.start_action)
         writing_menu.addAction(self.turbo_action)
+        writing_menu.addAction(self.control_action)
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.panel_action)
         view_menu.addAction(self.full_screen_action)
@@ -284,6 +290,8 @@ class MainWindow(QMainWindow):
         self._show_auto_speed()
         with QSignalBlocker(self.preset_box):
             self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(c.preset.name)))
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(c.control_mode)
         with QSignalBlocker(self.font_box):
             self.font_box.setValue(prefs.font_size)
         with QSignalBlocker(self.scheme_box):
@@ -357,8 +365,19 @@ class MainWindow(QMainWindow):
         self._show_auto_speed()
         if self.gaze is not None:
             self.gaze.smoothing = OneEuroFilter(p.smoothing_min_cutoff, p.smoothing_beta)
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(c.control_mode)  # the preset brings its control mode
         self._running_shown = None  # the hint depends on the preset
-        self.remember(preset=name, speed_bps=c.speed_bps, reverse_speed=c.reverse_speed, auto_speed=c.auto_speed_enabled)
+        self.remember(preset=name, speed_bps=c.speed_bps, reverse_speed=c.reverse_speed, auto_speed=c.auto_speed_enabled,
+                      control_mode=c.control_mode)
+
+    def set_control_mode(self, on: bool) -> None:
+        """Show the control box after the letters, or not (the view starts again from the text); the choice is kept."""
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(bool(on))
+        self.output_mode.on_frame(self.controller.set_control_mode(bool(on)))
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.remember(control_mode=bool(on))
 
     def _on_adaptation(self, on: bool) -> None:
         self.remember(adaptation=on)
@@ -483,7 +502,11 @@ class MainWindow(QMainWindow):
         shift = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
         self.controller.turbo = self.turbo_action.isChecked() or shift
         frame = self.controller.frame(pointer, dt)
+        if frame.finished is not None:  # New message in the control box: that message is final
+            self.output_mode.finish_message(frame.finished)
         self.output_mode.on_frame(frame)
+        if frame.action is not None:
+            self._on_control_action(frame.action)
         self.view.set_frame(frame, self.controller.dwell.progress)
         self.panel.show_text(self.controller.text)
         if self.journal is not None:
@@ -506,7 +529,8 @@ class MainWindow(QMainWindow):
         self.start_action.setText("Stop" if running else "Start")
         self.undo_action.setEnabled(running or self.controller.can_undo)
         why = {"outside": "Paused (the pointer left the canvas)",
-               "rest": "Stopped (the pointer rested)"}.get(self.controller.stopped_because, "Stopped")
+               "rest": "Stopped (the pointer rested)",
+               "control": "Stopped (the control box)"}.get(self.controller.stopped_because, "Stopped")
         if running:
             self.view.hint = ""
         elif self.controller.preset.dwell_start:
@@ -526,6 +550,23 @@ class MainWindow(QMainWindow):
         self._show_running()
         self.view.set_frame(self.controller.zoom.idle(), 0.0)
         self.statusBar().showMessage("Took back the last run of writing" if undone else "Nothing to take back", 4000)
+
+    def _on_control_action(self, action: Action) -> None:
+        """The crosshair entered an action's box in the control box: the zoom has made its text edits and the
+        controller has stopped (Stop) or started the next message (New message); the rest is done here."""
+        if action in (Action.SPEAK, Action.SPEAK_SENTENCE):
+            if not self.speaker.available:
+                self.set_notice("speech", f"Speak: {self.speaker.reason}.")
+            elif action == Action.SPEAK:
+                self.speak()
+            else:
+                c = self.controller
+                self.speaker.speak(last_sentence(c.zoom.output)
+                                   or last_sentence(next((m for m in reversed(c.history.splitlines()) if m.strip()), "")))
+        elif action == Action.COPY:
+            self.copy_all()
+        label = next(item.label for item in CONTROL_ITEMS if item.action == action)
+        self.statusBar().showMessage(f"Control box: {label}", 3000)
 
     def _on_view_clicked(self) -> None:
         self.view.setFocus()
