@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDialog,
     QDoubleSpinBox,
     QFileDialog,
     QLabel,
@@ -33,11 +34,14 @@ from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import FONT_SIZE_RANGE, Preferences, SettingsError, SettingsStore
+from dasher_rnn.ui.documents import documents_folder, timestamped_path
 from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
 from dasher_rnn.ui.output_mode import OutputMode
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
+from dasher_rnn.ui.undo_bar import UndoBar
 from dasher_rnn.ui.view import DasherView
+from dasher_rnn.ui.widgets import wrap_tip
 from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
 from dasher_rnn.zoom.model import Frame
 
@@ -70,6 +74,7 @@ class MainWindow(QMainWindow):
         self.prefs = prefs
         self.journal = journal
         self.restore_bar: QToolBar | None = None
+        self._dialog: QDialog | None = None  # the Preferences, Profile or Help dialog last opened
         self.gaze: GazeSource | None = None
         self.frames = 0
         self._closed = False
@@ -131,7 +136,7 @@ class MainWindow(QMainWindow):
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
         if tip:
-            action.setToolTip(tip)
+            action.setToolTip(wrap_tip(tip))  # a long tooltip is never cut off at the window's edge
             action.setStatusTip(tip)
         action.setCheckable(checkable)
         action.triggered.connect(slot)
@@ -148,12 +153,21 @@ class MainWindow(QMainWindow):
                                          "Zoom faster while this is on or while Shift is held", checkable=True)
         self.copy_action = self._action("Copy all", self.copy_all, "Ctrl+Shift+C", "Copy all the text to the clipboard")
         self.clear_action = self._action("Clear", self.clear_text, None, "Throw away all the text")
-        self.save_action = self._action("Save…", self.save_text, QKeySequence.StandardKey.Save,
-                                        "Save all the text to a UTF-8 file")
+        self.save_action = self._action("Save", self.save_text, QKeySequence.StandardKey.Save,
+                                        f"Save all the text at once into a new file in {documents_folder()}")
+        self.save_as_action = self._action("Save As…", self.save_text_as, QKeySequence.StandardKey.SaveAs,
+                                           "Save all the text to a file you name")
+        self.preferences_action = self._action("Preferences", self.show_preferences, None,
+                                               "Speed, input, stopping, looks, learning and output, with large "
+                                               "controls")
+        self.profile_action = self._action("Profile", self.show_profiles, None,
+                                           "Whose writing the model learns (used from the next start)")
+        self.help_action = self._action("Help", self.show_help, QKeySequence.StandardKey.HelpContents,
+                                        "How to steer, start and stop, back out and undo; where things are kept")
         self.speak_action = self._action("Speak", self.speak, "Ctrl+R", "Read the current message aloud")
         if not self.speaker.available:
             self.speak_action.setEnabled(False)
-            self.speak_action.setToolTip(self.speaker.reason)
+            self.speak_action.setToolTip(wrap_tip(self.speaker.reason))
             self.speak_action.setStatusTip(self.speaker.reason)
         self.new_message_action = self._action("New message", self.new_message, "Ctrl+N",
                                                "Finish this message and start the next (Ctrl+N)")
@@ -168,6 +182,10 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.save_action)
+        file_menu.addAction(self.save_as_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.preferences_action)
+        file_menu.addAction(self.profile_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = bar.addMenu("&Edit")
@@ -181,6 +199,8 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.panel_action)
         view_menu.addAction(self.full_screen_action)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.help_action)
 
     def _build_toolbars(self) -> None:
         """Writing controls on the first row; text actions and how things look on the second (one row does
@@ -232,13 +252,14 @@ class MainWindow(QMainWindow):
         self.adapt_box = QCheckBox("Adapt")
         self.adapt_box.toggled.connect(self._on_adaptation)
         controls.addWidget(self.adapt_box)
+        controls.addSeparator()
+        controls.addAction(self.new_message_action)  # far from Copy all, on the other row
         self.addToolBar(controls)
         self.addToolBarBreak()
 
         text = QToolBar("Text")
         text.setObjectName("text-toolbar")
-        for action in (self.new_message_action, self.copy_action, self.save_action, self.speak_action,
-                       self.clear_action):
+        for action in (self.copy_action, self.save_action, self.speak_action):
             text.addAction(action)
         text.addSeparator()
 
@@ -260,7 +281,15 @@ class MainWindow(QMainWindow):
         text.addSeparator()
         text.addAction(self.panel_action)
         text.addAction(self.full_screen_action)
+        text.addSeparator()
+        for action in (self.preferences_action, self.profile_action, self.help_action):
+            text.addAction(action)
+        text.addSeparator()
+        text.addAction(self.clear_action)  # last, away from the rest: it throws the text away (with an Undo)
         self.addToolBar(text)
+        self.undo_bar = UndoBar(self)  # the large Undo after New message and Clear
+        self.addToolBarBreak()
+        self.addToolBar(self.undo_bar)
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -616,33 +645,93 @@ class MainWindow(QMainWindow):
         QGuiApplication.clipboard().setText(self.controller.text)
 
     def clear_text(self) -> None:
+        """Throw all the text away; a large Undo puts it back for a few seconds."""
+        cleared = self.controller.text
         self.output_mode.discard()
         self.controller.clear()
         self.panel.show_text(self.controller.text)
         self._show_running()
+        if cleared:
+            self.undo_bar.offer("All the text was cleared.", lambda: self._restore_cleared(cleared))
+
+    def _restore_cleared(self, text: str) -> None:
+        """Undo Clear: the text comes back above whatever was written since (as finished messages)."""
+        c = self.controller
+        c.history = text + ("" if text.endswith("\n") else "\n") + c.history
+        self.panel.show_text(c.text)
+        self.statusBar().showMessage("The cleared text is back", 4000)
 
     def new_message(self) -> None:
+        """Finish this message; a large Undo takes it back for a few seconds (while nothing new is written)."""
+        finished = bool(self.controller.zoom.output)
         self.output_mode.finish_message(self.controller.zoom.output)
         self.controller.new_message()
         self.panel.show_text(self.controller.text)
         self._show_running()
+        if finished:
+            self.undo_bar.offer("New message started.", self._reopen_message)
+
+    def _reopen_message(self) -> None:
+        reopened = self.controller.reopen_message()
+        self.panel.show_text(self.controller.text)
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.statusBar().showMessage("Back in the last message" if reopened
+                                     else "Something was written since: the new message stays", 4000)
 
     def save_text(self, path: str | Path | None = None) -> bool:
-        """Write all the text as UTF-8 (asking where when no path is given); errors go to a message box."""
+        """Write all the text as UTF-8, at once: to ``path``, or (none given) to a new timestamped file in the
+        documents folder, with no dialog to answer. Errors go to a message box."""
         if not path:
-            path, _ = QFileDialog.getSaveFileName(self, "Save the text", str(Path.home() / "dasher.txt"),
-                                                  "Text files (*.txt);;All files (*)")
-            if not path:
+            folder = documents_folder()
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                QMessageBox.warning(self, "Save the text", f"Could not make the folder {folder}:\n{exc}")
                 return False
+            path = timestamped_path(folder)
+        return self._write_text(Path(path))
+
+    def save_text_as(self) -> bool:
+        """Save, asking where (for keyboard users)."""
+        folder = documents_folder()
+        start = folder if folder.is_dir() else Path.home()
+        path, _ = QFileDialog.getSaveFileName(self, "Save the text", str(timestamped_path(start)),
+                                              "Text files (*.txt);;All files (*)")
+        return self._write_text(Path(path)) if path else False
+
+    def _write_text(self, path: Path) -> bool:
         try:
-            Path(path).write_text(self.controller.text, encoding="utf-8")
+            path.write_text(self.controller.text, encoding="utf-8")
         except OSError as exc:
             QMessageBox.warning(self, "Save the text", f"Could not save the text to {path}:\n{exc}")
             return False
         if self.journal is not None:
             self.journal.mark_saved(self.controller.text)
-        self.statusBar().showMessage(f"Saved to {path}", 4000)
+        self.statusBar().showMessage(f"Saved to {path}", 10000)
+        self.set_notice("saved", f"Saved to {path}")  # stays until the next save: where the file went
         return True
+
+    # -- dialogs --------------------------------------------------------------------------------
+    def show_preferences(self) -> None:
+        from dasher_rnn.ui.preferences_dialog import PreferencesDialog
+
+        self._dialog = PreferencesDialog(self)
+        self._dialog.open()
+
+    def show_profiles(self) -> None:
+        from dasher_rnn.ui.preferences_dialog import ProfileDialog
+
+        self._dialog = ProfileDialog(self)
+        self._dialog.open()
+
+    def show_help(self) -> None:
+        from dasher_rnn.adapt.profiles import profiles_dir
+        from dasher_rnn.journal import default_path as journal_path
+        from dasher_rnn.ui.help import HelpDialog
+
+        journal = self.journal.path if self.journal is not None else journal_path()
+        self._dialog = HelpDialog(self, documents_folder(), journal, profiles_dir(), self.store.path)
+        self._dialog.open()
 
     def speak(self) -> None:
         """Say the current message, or the last finished one right after New message."""
