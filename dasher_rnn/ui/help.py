@@ -28,10 +28,10 @@ as &#9251;.</p>
 <h2>Starting and stopping</h2>
 <ul>
 <li><b>Mouse or touchpad:</b> click the writing area (or press Space) to start, click again to stop.</li>
-<li><b>Eye tracker, head mouse:</b> rest the pointer on the crosshair for about a second to start; rest it
-there again to stop. Writing also stops when the pointer stays still elsewhere (Preferences, Stopping), and
-pauses while it is off the writing area.</li>
-<li>The Start / Stop button on the toolbar works with every input.</li>
+<li><b>Eye tracker, head mouse:</b> rest the pointer on the crosshair for a second or so to start; rest it
+there again to stop.</li>
+<li>With every input: the Start / Stop button on the toolbar; writing stops by itself when the pointer stays
+still for a few seconds, and pauses while the pointer is off the writing area (Preferences, Stopping).</li>
 </ul>
 
 <h2>Steering with each input</h2>

@@ -51,6 +51,14 @@ def _page(*rows: QWidget) -> QWidget:
     return scroll
 
 
+def fit_to_screen(dialog: QDialog) -> None:
+    """No taller or wider than the screen (a small laptop screen): the pages scroll instead."""
+    screen = dialog.screen()
+    if screen is not None:
+        room = screen.availableGeometry()
+        dialog.resize(min(dialog.width(), room.width() - 20), min(dialog.height(), room.height() - 40))
+
+
 def _close_button(dialog: QDialog) -> QPushButton:
     button = QPushButton("Close")
     button.setMinimumSize(200, 64)
@@ -151,7 +159,7 @@ class PreferencesDialog(QDialog):
         learning_page = _page(
             setting_row("Learn from what I write", "The model adapts to your words and style as you write, and "
                         "keeps what it learned in your profile. Undo writing also takes back what a run taught it."
-                        + (f" Here the {learns} learn." if learns else " " + window.adapt_box.toolTip() + "."),
+                        + (f" What learns here: {learns}." if learns else " " + window.adapt_box.toolTip() + "."),
                         self.adaptation),
             setting_row("Lower case at a message start", "The share of each capital letter's box given to its "
                         "lower-case letter when a message starts (0: as the model predicts; 1: lower case only). "
@@ -186,7 +194,8 @@ class PreferencesDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(bottom)
-        self.resize(980, 760)
+        self.resize(1000, 860)
+        fit_to_screen(self)
         self.refresh()
 
     # -- showing what is in effect ---------------------------------------------------------------

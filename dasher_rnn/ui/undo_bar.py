@@ -20,8 +20,9 @@ class UndoBar(QToolBar):
         super().__init__("Undo", parent)
         self.setObjectName("undo-toolbar")
         self.setMovable(False)
-        self.setStyleSheet("QToolButton { font-size: 16pt; font-weight: bold; padding: 10px 40px; "
-                           "min-height: 48px; } QLabel { font-size: 13pt; }")
+        self.setStyleSheet("QToolButton { font-size: 16pt; font-weight: bold; padding: 10px 40px; min-height: 48px; "
+                           "border: 2px solid #1f6fb2; border-radius: 6px; background: #e8f1fb; color: #0b3a63; } "
+                           "QLabel { font-size: 13pt; }")
         self.label = QLabel()
         self.addWidget(self.label)
         self.undo_action = self.addAction("Undo", self.undo)

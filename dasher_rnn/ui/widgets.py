@@ -27,11 +27,11 @@ TIP_WIDTH = 60  # characters per line of a tooltip
 DIALOG_STYLE = f"""
 QDialog, QWidget {{ font-size: 14pt; }}
 QPushButton {{ min-height: {BUTTON_PX}px; min-width: {BUTTON_PX}px; padding: 6px 18px; font-size: 15pt; }}
-QPushButton:checked {{ font-weight: bold; background: #1f6fb2; color: white; }}
+QPushButton:checked {{ background: #1f6fb2; color: white; border: 3px solid #0b3a63; }}
 QTabBar::tab {{ min-height: {BUTTON_PX}px; min-width: 120px; padding: 6px 18px; font-size: 15pt; }}
 QScrollBar:vertical {{ width: 40px; }}
 QLabel#title {{ font-size: 15pt; font-weight: bold; }}
-QLabel#explanation {{ font-size: 12pt; color: palette(mid); }}
+QLabel#explanation {{ font-size: 12pt; }}
 """
 
 
@@ -158,7 +158,8 @@ def setting_row(title: str, explanation: str, control: QWidget) -> QWidget:
     """A titled control with a sentence or two saying what it does."""
     box = QWidget()
     layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 4, 0, 10)
+    layout.setContentsMargins(0, 2, 0, 6)
+    layout.setSpacing(2)
     heading = QLabel(title)
     heading.setObjectName("title")
     text = QLabel(explanation)
@@ -166,5 +167,8 @@ def setting_row(title: str, explanation: str, control: QWidget) -> QWidget:
     text.setWordWrap(True)
     layout.addWidget(heading)
     layout.addWidget(text)
-    layout.addWidget(control)
+    if isinstance(control, QLabel):
+        layout.addWidget(control)  # wrapped text takes the width
+    else:
+        layout.addWidget(control, 0, Qt.AlignmentFlag.AlignLeft)
     return box
