@@ -142,6 +142,27 @@ def test_the_profile_picker_keeps_the_choice_for_the_next_start(qtbot, settings_
     assert name == "person-2" and window.prefs.profile == "person-2"
 
 
+def test_switching_profile_saves_what_the_current_one_learned_first(qtbot, settings_path, documents):
+    from dasher_rnn.lm.ppm import PPMModel
+    from tests.conftest import make_sentences, writer_source
+    from tests.test_ui import ALPHABET
+
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(make_sentences(300)) + "\n")
+    window = open_window(qtbot, source=writer_source("ppm", trained_ppm=model, profile="me"), profile="me")
+    window.toggle_running()
+    steer(window, "I see")
+    window.new_message()  # committed: learned into profile "me"
+    store = ProfileStore()
+    assert not store.exists("me")
+    dialog = ProfileDialog(window, store)
+    qtbot.addWidget(dialog)
+    assert "In use now: me" in dialog.message.text()
+    dialog.new_profile()
+    assert store.exists("me") and "ppm" in store.load("me").parts  # saved before the switch
+    assert "saved" in dialog.message.text() and "start dasher-rnn again" in dialog.message.text()
+
+
 def test_help_says_how_to_steer_and_where_things_are_kept(qtbot, tmp_path):
     dialog = HelpDialog(None, tmp_path / "docs", tmp_path / "journal.json", tmp_path / "profiles",
                         tmp_path / "settings.json")
