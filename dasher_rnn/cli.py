@@ -532,7 +532,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             from dasher_rnn.ui.offscreen import offscreen_renderer
 
             render = offscreen_renderer(source.alphabet)
-        with tqdm(total=len(phrases), unit="phrase", disable=args.no_progress or args.json) as bar:
+        # the bar goes to stderr: with --json it shows where stderr is a terminal (tqdm's None), so that
+        # `simulate --file ... --json` is not silent for minutes, and stays out of a captured stream
+        with tqdm(total=len(phrases), unit="phrase", disable=True if args.no_progress else None if args.json else False) as bar:
             result = simulate(zoom, phrases, fps=args.fps, max_seconds=args.max_seconds, render=render,
                               progress=bar.update)
         status = writer.status()

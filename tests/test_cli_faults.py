@@ -92,6 +92,22 @@ def test_simulate_file_shows_progress(tmp_path, capsys):
     assert "2/2" not in capsys.readouterr().err
 
 
+def test_simulate_json_shows_progress_on_a_terminal_and_keeps_stdout_clean(tmp_path, monkeypatch, capsys):
+    import json
+
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("hi\nno\n")
+    common = ["simulate", "--file", str(phrases), "--model", "uniform", "--speed", "8", "--max-seconds", "2", "--json"]
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(common) == 0
+    assert json.loads(capsys.readouterr().out)["phrases"] == 2 and "2/2" in terminal.getvalue()
+    captured = io.StringIO()  # captured, not a terminal: no bar mixed into it
+    monkeypatch.setattr("sys.stderr", captured)
+    assert main(common) == 0
+    assert json.loads(capsys.readouterr().out)["phrases"] == 2 and "2/2" not in captured.getvalue()
+
+
 def test_adapt_shows_progress(tiny_model_dir, tmp_path, capsys):
     good = tmp_path / "good.txt"
     good.write_text("\n".join(USER_LINES))
