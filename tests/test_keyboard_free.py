@@ -229,6 +229,8 @@ def test_tooltips_are_narrow_enough_never_to_be_cut_off(qtbot, settings_path, do
     window = open_window(qtbot)
     for action in window.actions():
         assert all(len(line) <= TIP_WIDTH for line in action.toolTip().splitlines()), action.text()
+    for box in (window.adapt_box, window.auto_speed_box, window.speed_box, window.preset_box):
+        assert all(len(line) <= TIP_WIDTH for line in box.toolTip().splitlines()), box.toolTip()
 
 
 def _script(tmp_path: Path, name: str, body: str) -> None:

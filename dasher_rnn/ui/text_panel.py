@@ -19,6 +19,8 @@ class OutputPanel(QPlainTextEdit):
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setPlaceholderText(PLACEHOLDER)
+        self.setAccessibleName("The text you wrote")  # what a screen reader calls it
+        self.setAccessibleDescription(PLACEHOLDER)
         self._text = ""
         self._default_palette = QPalette(self.palette())
 

@@ -222,7 +222,7 @@ class MainWindow(QMainWindow):
         self.speed_box.setSingleStep(0.1)
         self.speed_box.setDecimals(1)
         self.speed_box.setSuffix(" bits/s")
-        self.speed_box.setToolTip("Zoom speed: the most information per second you write")
+        self.speed_box.setToolTip(wrap_tip("Zoom speed: the most information per second you write"))
         self.speed_box.valueChanged.connect(self._on_speed)
         controls.addWidget(QLabel(" Speed "))
         controls.addWidget(self.speed_box)
@@ -243,7 +243,7 @@ class MainWindow(QMainWindow):
         self.preset_box = QComboBox()
         for name, p in PRESETS.items():
             self.preset_box.addItem(p.label, name)
-        self.preset_box.setToolTip("Starting settings for your input device (speed, dwell, smoothing)")
+        self.preset_box.setToolTip(wrap_tip("Starting settings for your input device (speed, dwell, smoothing)"))
         self.preset_box.currentIndexChanged.connect(self._on_preset)
         controls.addWidget(QLabel(" Preset "))
         controls.addWidget(self.preset_box)
@@ -334,11 +334,11 @@ class MainWindow(QMainWindow):
         if not can_adapt:
             why = "This model does not learn while you write" if writer is None or writer.model == "uniform" \
                 else "Adaptation was off when the app started: tick to turn it on from the next start"
-            self.adapt_box.setToolTip(why)
+            self.adapt_box.setToolTip(wrap_tip(why))
             self.adapt_box.setEnabled(writer is not None and writer.model != "uniform")
         else:
             learns = " and ".join(writer.status().learns)
-            self.adapt_box.setToolTip(f"Learn from what you write ({learns} adapt to you)")
+            self.adapt_box.setToolTip(wrap_tip(f"Learn from what you write ({learns} adapt to you)"))
             if not self.prefs.adaptation:
                 writer.set_adapting(False)
 
@@ -600,7 +600,7 @@ class MainWindow(QMainWindow):
             self._notices.pop(key, None)
         joined = "  ·  ".join(self._notices.values())
         self.notice_label.setText(joined)
-        self.notice_label.setToolTip(joined)
+        self.notice_label.setToolTip(wrap_tip(joined, 100))
 
     @property
     def notice(self) -> str:
@@ -619,7 +619,7 @@ class MainWindow(QMainWindow):
         bar.setStyleSheet("QToolButton { font-size: 14pt; padding: 8px 16px; } QLabel { font-size: 12pt; }")
         words = len(entry.text.split())
         bar.addWidget(QLabel(f" Unsaved text from {entry.updated} ({words} words): "))
-        bar.addAction("Restore it", lambda: self.resolve_restore(True)).setToolTip(entry.text[-200:])
+        bar.addAction("Restore it", lambda: self.resolve_restore(True)).setToolTip(wrap_tip(entry.text[-200:]))
         bar.addAction("Discard it", lambda: self.resolve_restore(False))
         self.addToolBarBreak()
         self.addToolBar(bar)
