@@ -145,8 +145,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _add_export_onnx(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export-onnx", help="export a model's one-step function to ONNX and verify it against torch")
-    p.add_argument("model_dir", nargs="?", default=str(DEFAULT_MODEL_DIR), help="model folder (default: the shipped "
-                   "model); model.onnx is written into it")
+    # no default: the export rewrites the folder's model.onnx and config.json, and the shipped model's folder is
+    # part of the package (tracked in git, installed in site-packages); it changes only when named
+    p.add_argument("model_dir", help="model folder (e.g. a `train` run's OUT/model); model.onnx is written into it "
+                   "and its config.json records the export")
     p.set_defaults(func=_cmd_export_onnx)
 
 
@@ -237,11 +239,38 @@ def _add_profile(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=["list", "reset", "export", "import"], help="what to do with the profiles")
     p.add_argument("args", nargs="*", help="reset NAME | export NAME FOLDER | import FOLDER NAME")
     p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)")
+    p.add_argument("--yes", action="store_true", help="reset: delete without asking (what the model learned about "
+                   "the person cannot be got back; `profile export` keeps a copy first)")
     p.set_defaults(func=_cmd_profile)
 
 
+def _confirm_reset(store, name: str, yes: bool) -> bool:
+    """Whether to go on deleting profile ``name``: ``--yes``, or the user says so at the terminal. What it holds
+    is said first, with how to keep a copy; without a terminal and without ``--yes`` nothing is deleted."""
+    row = next((r for r in store.list() if r["name"] == name), None)
+    if row is None:
+        return True  # nothing to lose: reset says there is no such profile
+    held = row.get("error") or f"{row['characters_adapted']:,} characters learned, last saved {row['updated'] or '?'}"
+    print(f"profile {name!r} in {store.folder}: {held}")
+    if yes:
+        return True
+    print(f"Deleting it forgets what the model learned about this person; `dasher-rnn profile export {name} FOLDER` "
+          "keeps a copy first.")
+    if not sys.stdin.isatty():
+        print("not deleted: add --yes to delete without a question", file=sys.stderr)
+        return False
+    try:
+        answer = input(f"Delete profile {name!r}? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("not deleted")
+        return False
+    return True
+
+
 def _cmd_profile(args: argparse.Namespace) -> int:
-    from dasher_rnn.adapt.profiles import ProfileStore
+    from dasher_rnn.adapt.profiles import ProfileStore, check_name
 
     store = ProfileStore(args.profiles_dir)
     needed = {"list": 0, "reset": 1, "export": 2, "import": 2}[args.action]
@@ -253,8 +282,15 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         for row in rows:
             print(f"  {row['name']}: " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "name"))
     elif args.action == "reset":
-        removed = store.reset(args.args[0])
-        print(f"profile {args.args[0]!r} deleted" if removed else f"no profile named {args.args[0]!r} in {store.folder}")
+        name = check_name(args.args[0])
+        if not _confirm_reset(store, name, args.yes):
+            return 1
+        lock = store.lock(name)  # not while the app, the server or adapt has it open (it would save it back)
+        try:
+            removed = store.reset(name)
+        finally:
+            lock.release()
+        print(f"profile {name!r} deleted" if removed else f"no profile named {name!r} in {store.folder}")
     elif args.action == "export":
         print(f"exported to {store.export(args.args[0], args.args[1])}")
     else:
@@ -293,11 +329,12 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     import torch
 
     from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
-    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, decode_weights
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, check_name, decode_weights
     from dasher_rnn.adapt.user_corpus import read_user_corpus
     from dasher_rnn.lm.model_io import open_model
     from dasher_rnn.lm.train import pick_device
 
+    check_name(args.profile)  # a name that cannot be a profile is said at once, and no reset is suggested for it
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
     documents, read_report = read_user_corpus(args.paths)
     for path, reason in read_report.unreadable.items():
@@ -502,7 +539,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             from dasher_rnn.ui.offscreen import offscreen_renderer
 
             render = offscreen_renderer(source.alphabet)
-        with tqdm(total=len(phrases), unit="phrase", disable=args.no_progress or args.json) as bar:
+        # the bar goes to stderr: with --json it shows where stderr is a terminal (tqdm's None), so that
+        # `simulate --file ... --json` is not silent for minutes, and stays out of a captured stream
+        with tqdm(total=len(phrases), unit="phrase", disable=True if args.no_progress else None if args.json else False) as bar:
             result = simulate(zoom, phrases, fps=args.fps, max_seconds=args.max_seconds, render=render,
                               progress=bar.update)
         status = writer.status()

@@ -173,6 +173,17 @@ class WritingController:
         if output:
             self.history += output + "\n"
 
+    def reopen_message(self) -> bool:
+        """Take back New message while nothing has been written since: the last finished message is the
+        current one again, and writing goes on from its end (its text is the model's context; what it
+        committed stays learned, so backing out stops at its end). False when there is nothing to reopen."""
+        if self.zoom.output or not self.history.endswith("\n"):
+            return False
+        self.history = self.history[:-1]
+        self.zoom.reset(self.history.rsplit("\n", 1)[-1])
+        self._runs.clear()
+        return True
+
     def clear(self) -> None:
         """Throw away all text; what was committed stays learned."""
         self.zoom.finish_message()
