@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -128,8 +129,7 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, "internal_error", f"internal error ({type(exc).__name__}); the server goes on")
 
-    def session(sid: str):
-        return registry.get(sid)
+    use = registry.use  # the session, marked in use (not idle) while the request runs
 
     # -- server ----------------------------------------------------------------------
     @app.get("/v1/health", response_model=s.Health, tags=["server"])
@@ -158,7 +158,8 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
 
     @app.get("/v1/sessions/{sid}", response_model=s.SessionInfo, tags=["sessions"])
     async def session_info(sid: str):
-        return ops.session_info(session(sid))
+        with use(sid) as session:
+            return ops.session_info(session)
 
     @app.delete("/v1/sessions/{sid}", response_model=s.Closed, tags=["sessions"])
     async def close_session(sid: str, save: bool = True):
@@ -168,57 +169,67 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
     @app.post("/v1/sessions/{sid}/contexts", response_model=s.ContextInfo, status_code=201, tags=["contexts"])
     async def create_context(sid: str, req: s.ContextCreate):
         """A context handle: a new root (``text``) or ``symbols`` below a ``parent`` handle."""
-        return await ops.create_context(session(sid), req)
+        with use(sid) as session:
+            return await ops.create_context(session, req)
 
     @app.post("/v1/sessions/{sid}/contexts/batch", response_model=s.ContextBatchInfo, status_code=201,
               tags=["contexts"])
     async def create_contexts(sid: str, req: s.ContextBatch):
-        return await ops.create_contexts(session(sid), req)
+        with use(sid) as session:
+            return await ops.create_contexts(session, req)
 
     @app.delete("/v1/sessions/{sid}/contexts/{handle}", response_model=s.Ok, tags=["contexts"])
     async def release_context(sid: str, handle: int):
         """Release a context and every context below it."""
-        return ops.release(session(sid), handle)
+        with use(sid) as session:
+            return ops.release(session, handle)
 
     @app.post("/v1/sessions/{sid}/distributions", response_model=s.Distributions, tags=["contexts"])
     async def distributions(sid: str, req: s.DistributionsRequest):
         """Next-symbol distributions of context handles, computed in one batch."""
-        return await ops.distributions(session(sid), req)
+        with use(sid) as session:
+            return await ops.distributions(session, req)
 
     @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"])
     async def commit(sid: str, req: s.CommitRequest):
         """The user wrote ``text``: learn from it (contexts created afterwards use the updated weights)."""
-        return await ops.commit(session(sid), req)
+        with use(sid) as session:
+            return await ops.commit(session, req)
 
     @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"])
     async def delete(sid: str, req: s.DeleteRequest):
         """The user deleted ``count`` committed characters: learning on them is rolled back."""
-        return await ops.delete(session(sid), req)
+        with use(sid) as session:
+            return await ops.delete(session, req)
 
     @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"])
     async def reset(sid: str, req: Annotated[s.WaitRequest | None, Body()] = None):
         """A message boundary: what is committed next starts a new message."""
-        return await ops.reset(session(sid), req or s.WaitRequest())
+        with use(sid) as session:
+            return await ops.reset(session, req or s.WaitRequest())
 
     @app.post("/v1/sessions/{sid}/adapt", response_model=s.AdaptDone, tags=["adaptation"])
     async def adapt(sid: str, req: s.AdaptRequest):
         """Pause (``enabled: false``) or resume learning."""
-        return await ops.adapt(session(sid), req)
+        with use(sid) as session:
+            return await ops.adapt(session, req)
 
     @app.post("/v1/sessions/{sid}/profile/save", response_model=s.Saved, tags=["adaptation"])
     async def save_profile(sid: str):
         """Save the session's profile now (closing the session or the server also saves it)."""
-        return await ops.save_profile(session(sid))
+        with use(sid) as session:
+            return await ops.save_profile(session)
 
     @app.websocket("/v1/sessions/{sid}/ws")
     async def websocket(ws: WebSocket, sid: str):
         await ws.accept()
         try:
-            registry.get(sid)
+            session = registry.get(sid)
         except ApiError as exc:
             await ws.send_text(json.dumps({"id": None, "status": exc.status, **exc.body()}, ensure_ascii=True))
             await ws.close(code=4404, reason="unknown session")
             return
+        session.connections += 1  # an open WebSocket keeps its session from expiring
         try:
             while True:
                 message = await ws.receive()
@@ -228,6 +239,9 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                 await ws.send_text(reply)
         except WebSocketDisconnect:
             return
+        finally:
+            session.connections -= 1
+            session.last_used = time.monotonic()
 
     app.add_middleware(Guard, token=token, max_body_bytes=registry.limits.max_body_bytes, loopback=loopback,
                        origins=origins)

@@ -153,6 +153,8 @@ class LimitsInfo(Reply):
     max_nodes: int = Field(description="context-tree nodes under one session's roots")
     max_text: int = Field(description="characters of one text (a context's root, a commit, a delete count)")
     max_symbols: int = Field(description="symbols appended below a parent in one context")
+    idle_timeout_s: float = Field(description="a session unused this long (no request, no open WebSocket) is closed, "
+                                              "its profile saved; 0: never")
 
 
 class ModelInfo(Reply):

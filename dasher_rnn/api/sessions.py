@@ -14,7 +14,10 @@ import logging
 import secrets
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from dasher_rnn.predictor.tree import Node, NodeError
 
 log = logging.getLogger(__name__)
 
+EXPIRED_KEPT = 1000  # ids of expired sessions remembered, to answer them with session_expired
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,7 @@ class Limits:
     max_nodes: int = 100_000  # tree nodes under one session's live roots (handles and the nodes between them)
     max_text: int = 10_000  # characters of one text (a root's context, a commit)
     max_symbols: int = 64  # symbols appended below a parent in one context creation
+    idle_timeout_s: float = 1800.0  # a session unused this long is closed (its profile saved); 0: never
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -123,7 +128,25 @@ class ApiSession:
         self._nodes = 0  # contexts under live roots, counted up on creation and recounted at the limit
         self.lock = asyncio.Lock()
         self.created = time.time()
+        self.last_used = time.monotonic()
+        self.active = 0  # requests in progress
+        self.connections = 0  # open WebSockets
         self.closed = False
+
+    @contextmanager
+    def in_use(self) -> Iterator[ApiSession]:
+        """Marks a request in progress: the session is not idle while it runs, nor until the idle timeout after."""
+        self.active += 1
+        self.last_used = time.monotonic()
+        try:
+            yield self
+        finally:
+            self.active -= 1
+            self.last_used = time.monotonic()
+
+    def idle_for(self, now: float) -> float:
+        """Seconds since the session was last used; 0 while a request runs or a WebSocket is open."""
+        return 0.0 if self.active or self.connections else max(0.0, now - self.last_used)
 
     @property
     def notice(self) -> str | None:
@@ -330,6 +353,8 @@ class Registry:
         self._ppm: dict[str, object] = {}  # model -> PPM trained on ppm_train, built once and forked per session
         self._ppm_lock = threading.Lock()
         self.sessions: dict[str, ApiSession] = {}
+        self._expired: OrderedDict[str, float] = OrderedDict()  # id -> seconds idle when it expired
+        self._reaper: asyncio.Task | None = None
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
         self.base: Writer | None = None
         self.started = time.time()
@@ -342,8 +367,47 @@ class Registry:
     # -- lifetime --------------------------------------------------------------------
     async def start(self) -> None:
         self.base = await asyncio.to_thread(build_writer, self._config(model="rnn", adapt=False))
+        if self.limits.idle_timeout_s > 0:
+            self._reaper = asyncio.create_task(self._reap(), name="idle-sessions")
+
+    async def _reap(self) -> None:
+        period = min(30.0, max(0.05, self.limits.idle_timeout_s / 4))
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self.expire_idle()
+            except Exception:  # never stop reaping
+                log.exception("closing idle sessions failed")
+
+    async def expire_idle(self, now: float | None = None) -> list[str]:
+        """Close every session unused for the idle timeout (saving its profile, freeing its slot and its profile
+        lock); the ids closed. ``now``: a ``time.monotonic()`` reading (tests pass a later one)."""
+        timeout = self.limits.idle_timeout_s
+        if timeout <= 0:
+            return []
+        now = time.monotonic() if now is None else now
+        closed = []
+        for sid in [sid for sid, s in self.sessions.items() if s.idle_for(now) >= timeout]:
+            session = self.sessions.get(sid)
+            seconds = session.idle_for(now) if session is not None else 0.0
+            if seconds < timeout:  # closed, or used again, while an earlier one was closing
+                continue
+            del self.sessions[sid]
+            closed.append(sid)
+            self._expired[sid] = seconds
+            while len(self._expired) > EXPIRED_KEPT:
+                self._expired.popitem(last=False)
+            try:
+                await asyncio.to_thread(session.close, True)
+                log.info("closed session %s after %.0f s unused (profile %s saved)", sid[:4], seconds, session.profile)
+            except Exception:
+                log.exception("closing idle session %s (profile %s) failed", sid[:4], session.profile)
+        return closed
 
     async def close_all(self, save: bool = True) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
         sessions, self.sessions = list(self.sessions.values()), {}
         await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
         if self.base is not None:
@@ -353,8 +417,18 @@ class Registry:
     def get(self, sid: str) -> ApiSession:
         session = self.sessions.get(sid)
         if session is None:
+            if sid in self._expired:
+                raise ApiError(404, "session_expired", f"session {sid!r} was closed after {self._expired[sid]:.0f} s "
+                                                       f"unused (the idle timeout is {self.limits.idle_timeout_s:g} s); "
+                                                       "its profile was saved: open a new session")
             raise ApiError(404, "unknown_session", f"no session {sid!r} (closed, or never opened on this server)")
         return session
+
+    @contextmanager
+    def use(self, sid: str) -> Iterator[ApiSession]:
+        """The session ``sid``, marked in use (not idle) for the duration."""
+        with self.get(sid).in_use() as session:
+            yield session
 
     def list(self) -> list[dict]:
         return [{"session": s.id, "profile": s.profile, "model": s.model, "adapt": s.adapt, "contexts": len(s.handles)}
@@ -400,7 +474,7 @@ class Registry:
     def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:
         trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
         writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
-        return ApiSession(secrets.token_hex(8), writer, self.limits, adapt, profile)
+        return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, profile)
 
     async def close(self, sid: str, save: bool = True) -> dict:
         session = self.get(sid)

@@ -1,0 +1,83 @@
+"""Session lifetime and isolation in the API: idle sessions are closed (profile saved, slot and profile lock
+freed), a client is never shown another's session id, and `serve` fails with one line, not a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from fastapi.testclient import TestClient
+
+from dasher_rnn.adapt.profiles import ProfileStore
+from dasher_rnn.api.app import create_app
+from dasher_rnn.api.sessions import Limits, Registry
+
+BASE = "http://127.0.0.1"
+WS = "ws://127.0.0.1"
+
+
+def wait_until(condition, seconds: float = 60.0) -> bool:
+    """Polls ``condition`` (a bound on waiting, not a timing assertion)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+# -- idle timeout --------------------------------------------------------------------------------------------
+def test_an_idle_session_is_closed_its_profile_saved_and_its_slot_and_profile_freed(tiny_model_dir, tmp_path):
+    limits = Limits(max_sessions=1, idle_timeout_s=0.4)
+    app = create_app(Registry(tiny_model_dir, limits, tmp_path, backend="torch"))
+    with TestClient(app, base_url=BASE) as client:
+        assert client.get("/v1/model").json()["limits"]["idle_timeout_s"] == 0.4
+        opened = client.post("/v1/sessions", json={"profile": "idler", "model": "rnn"})
+        assert opened.status_code == 201
+        sid = opened.json()["session"]
+        assert client.post(f"/v1/sessions/{sid}/commit", json={"text": "I want tea. " * 3, "wait": True}).status_code == 200
+        # abandoned: the server closes it by itself
+        assert wait_until(lambda: client.get("/v1/health").json()["sessions"] == 0)
+        gone = client.get(f"/v1/sessions/{sid}")
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "session_expired"
+        assert "saved" in gone.json()["error"]["message"]
+        saved = ProfileStore(tmp_path).load("idler")
+        assert saved.info["characters_adapted"] == 36
+        # the slot and the profile (its lock) are free again
+        again = client.post("/v1/sessions", json={"profile": "idler", "model": "rnn"})
+        assert again.status_code == 201, again.text
+        assert again.json()["adaptation"]["characters_adapted"] == 36
+        client.delete(f"/v1/sessions/{again.json()['session']}")
+
+
+def test_requests_and_open_websockets_keep_a_session_alive(tiny_model_dir, tmp_path):
+    registry = Registry(tiny_model_dir, Limits(idle_timeout_s=60), tmp_path, backend="torch")
+    app = create_app(registry)
+    later = 1e9  # a clock reading far past every timeout
+    with TestClient(app, base_url=BASE) as client:
+        sid = client.post("/v1/sessions", json={"model": "rnn", "adapt": False}).json()["session"]
+        session = registry.sessions[sid]
+        assert asyncio.run(registry.expire_idle(time.monotonic())) == []  # used just now
+        with session.in_use():  # a request in progress
+            assert asyncio.run(registry.expire_idle(later)) == []
+        with client.websocket_connect(f"{WS}/v1/sessions/{sid}/ws") as channel:
+            assert wait_until(lambda: session.connections == 1)
+            assert asyncio.run(registry.expire_idle(later)) == []
+            channel.send_text(json.dumps({"id": 1, "op": "info"}))
+            assert json.loads(channel.receive_text())["result"]["session"] == sid
+        assert wait_until(lambda: session.connections == 0)
+        assert session.idle_for(time.monotonic() + 61) >= 60
+        # closing an expired session in a thread of its own loop, as the reaper does
+        assert client.portal.call(registry.expire_idle, later) == [sid]
+        assert session.closed and sid not in registry.sessions
+        r = client.get(f"/v1/sessions/{sid}")
+        assert r.status_code == 404 and r.json()["error"]["code"] == "session_expired"
+
+
+def test_idle_timeout_zero_never_closes(tiny_model_dir, tmp_path):
+    registry = Registry(tiny_model_dir, Limits(idle_timeout_s=0), tmp_path, backend="torch")
+    with TestClient(create_app(registry), base_url=BASE) as client:
+        sid = client.post("/v1/sessions", json={"model": "ppm"}).json()["session"]
+        assert client.portal.call(registry.expire_idle, 1e9) == []
+        assert client.get(f"/v1/sessions/{sid}").status_code == 200
