@@ -81,3 +81,24 @@ def test_idle_timeout_zero_never_closes(tiny_model_dir, tmp_path):
         sid = client.post("/v1/sessions", json={"model": "ppm"}).json()["session"]
         assert client.portal.call(registry.expire_idle, 1e9) == []
         assert client.get(f"/v1/sessions/{sid}").status_code == 200
+
+
+# -- isolation -----------------------------------------------------------------------------------------------
+def test_no_client_is_shown_another_clients_session_id(tiny_model_dir, tmp_path):
+    """A session id is the capability to read, poison or close a session: the listing and a 409 never show it."""
+    app = create_app(Registry(tiny_model_dir, Limits(max_sessions=4), tmp_path, backend="torch"))
+    with TestClient(app, base_url=BASE) as alice, TestClient(app, base_url=BASE) as mallory:
+        mine = alice.post("/v1/sessions", json={"profile": "alice", "model": "rnn"}).json()["session"]
+        anon = alice.post("/v1/sessions", json={"model": "ppm"}).json()["session"]
+        assert len(mine) == 32  # 128 bits
+        listed = mallory.get("/v1/sessions")
+        assert listed.status_code == 200
+        assert mine not in listed.text and anon not in listed.text
+        body = listed.json()
+        assert body["open"] == 2 and body["max_sessions"] == 4
+        assert sorted(str(row["profile"]) for row in body["sessions"]) == ["None", "alice"]
+        assert all("session" not in row for row in body["sessions"])
+        busy = mallory.post("/v1/sessions", json={"profile": "alice"})
+        assert busy.status_code == 409 and busy.json()["error"]["code"] == "profile_in_use"
+        assert mine not in busy.text and "session" not in busy.json()["error"]
+        assert alice.delete(f"/v1/sessions/{mine}").json()["saved"] is True

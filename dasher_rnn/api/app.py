@@ -149,7 +149,9 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
     # -- sessions --------------------------------------------------------------------
     @app.get("/v1/sessions", response_model=s.SessionList, tags=["sessions"])
     async def list_sessions():
-        return {"sessions": registry.list()}
+        """How many sessions are open and their profiles; never their ids (only the client that opened a session
+        is given its id)."""
+        return registry.list()
 
     @app.post("/v1/sessions", response_model=s.SessionInfo, status_code=201, tags=["sessions"])
     async def open_session(req: Annotated[s.SessionCreate | None, Body()] = None):

@@ -118,7 +118,6 @@ class ErrorBody(BaseModel):
     position: int | None = Field(None, description="unknown_character: its position in the (normalised) text")
     alphabet: str | None = Field(None, description="unknown_character: the alphabet's name")
     symbols: str | None = Field(None, description="unknown_character: the alphabet's symbols")
-    session: str | None = Field(None, description="profile_in_use: the session holding the profile")
 
 
 class ErrorResponse(BaseModel):
@@ -176,15 +175,19 @@ class Distributions(Reply):
 
 
 class SessionSummary(Reply):
-    session: str
+    """An open session as any client may see it: never its id, which only the client that opened it holds."""
+
     profile: str | None
     model: SessionModel
     adapt: bool
-    contexts: int = Field(description="context handles held")
+    idle_s: float = Field(description="seconds since it was last used (0 while a request runs or a WebSocket is "
+                                      "open); it is closed when this reaches the idle timeout")
 
 
 class SessionList(Reply):
-    sessions: list[SessionSummary]
+    open: int = Field(description="sessions open")
+    max_sessions: int = Field(description="the limit")
+    sessions: list[SessionSummary] = Field(description="the open sessions, without their ids")
 
 
 class AdaptationEvent(Reply):

@@ -430,9 +430,13 @@ class Registry:
         with self.get(sid).in_use() as session:
             yield session
 
-    def list(self) -> list[dict]:
-        return [{"session": s.id, "profile": s.profile, "model": s.model, "adapt": s.adapt, "contexts": len(s.handles)}
+    def list(self) -> dict:
+        """The open sessions as any client may see them: how many, and their profiles, but never their ids (an id
+        is the capability to use, read and close a session, held by the client that opened it alone)."""
+        now = time.monotonic()
+        rows = [{"profile": s.profile, "model": s.model, "adapt": s.adapt, "idle_s": round(s.idle_for(now), 1)}
                 for s in self.sessions.values()]
+        return {"open": len(rows), "max_sessions": self.limits.max_sessions, "sessions": rows}
 
     async def open(self, profile: str | None, adapt: bool = True, model: str = "hybrid") -> ApiSession:
         from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
@@ -442,10 +446,8 @@ class Registry:
                 check_name(profile)
             except ProfileError as exc:
                 raise ApiError(422, "invalid_profile", str(exc)) from None
-            for s in self.sessions.values():
-                if s.profile == profile:
-                    raise ApiError(409, "profile_in_use", f"profile {profile!r} is open in session {s.id}: use it, "
-                                                          "or close it first", session=s.id)
+            if any(s.profile == profile for s in self.sessions.values()):
+                raise ApiError(409, "profile_in_use", self._in_use_message(profile))
             if profile in self._opening:
                 raise ApiError(409, "profile_in_use", f"profile {profile!r} is being opened by another request")
         if len(self.sessions) + len(self._opening) >= self.limits.max_sessions:
@@ -461,6 +463,12 @@ class Registry:
             del self._opening[key]
         self.sessions[session.id] = session
         return session
+
+    def _in_use_message(self, profile: str) -> str:
+        timeout = self.limits.idle_timeout_s
+        after = f"; it is closed after {timeout:g} s unused" if timeout > 0 else ""
+        return (f"profile {profile!r} is open in another session of this server: the client that opened it can use "
+                f"or close it{after}")
 
     def _trained_ppm(self, model: str):
         from dasher_rnn.adapt.compose import DASHER_PPM_ORDER, HYBRID_PPM_ORDER, build_ppm
