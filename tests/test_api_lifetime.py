@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 
+import httpx
 from fastapi.testclient import TestClient
 
 from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.api.app import create_app
+from dasher_rnn.api.client import DasherClient
+from dasher_rnn.api.server import BackgroundServer, ServerConfig
 from dasher_rnn.api.sessions import Limits, Registry
 
 BASE = "http://127.0.0.1"
@@ -102,3 +106,96 @@ def test_no_client_is_shown_another_clients_session_id(tiny_model_dir, tmp_path)
         assert busy.status_code == 409 and busy.json()["error"]["code"] == "profile_in_use"
         assert mine not in busy.text and "session" not in busy.json()["error"]
         assert alice.delete(f"/v1/sessions/{mine}").json()["saved"] is True
+
+
+# -- time limits and fairness --------------------------------------------------------------------------------
+class Permits:
+    """Wraps a predictor backend: every batched step (several long roots read together) waits for a permit."""
+
+    def __init__(self, backend):
+        self.inner, self.permits = backend, threading.Semaphore(0)
+        for name in ("name", "layers", "hidden", "cell_size", "vocab"):
+            setattr(self, name, getattr(backend, name))
+
+    def initial(self):
+        return self.inner.initial()
+
+    def step(self, symbols, h, c):
+        if len(symbols) > 1:
+            assert self.permits.acquire(timeout=60)
+        return self.inner.step(symbols, h, c)
+
+    def run(self, symbols, h, c):
+        return self.inner.run(symbols, h, c)
+
+    def release(self, n: int) -> None:
+        for _ in range(n):
+            self.permits.release()
+
+
+def gated_server(model_dir, profiles, **limits):
+    srv = BackgroundServer(ServerConfig(model_dir, port=0, profiles_dir=profiles, limits=Limits(**limits))).start()
+    service = srv.server.config.app.state.registry.base.service
+    gate = Permits(service.backend)
+    service.backend = service.tree.backend = gate
+    return srv, service, gate
+
+
+def post_in_thread(url: str, body: dict, out: dict, key: str) -> threading.Thread:
+    def run():
+        out[key] = httpx.post(url + "/v1/predict", json=body, timeout=120)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+BIG = {"contexts": [("I want tea. " * 200)[: 1990 + i] for i in range(4)]}  # 4 long roots, read together
+
+
+def test_a_small_request_is_answered_while_a_big_one_is_still_being_read(tiny_model_dir, tmp_path):
+    srv, service, gate = gated_server(tiny_model_dir, tmp_path)
+    try:
+        out: dict = {}
+        big = post_in_thread(srv.url, BIG, out, "big")
+        assert wait_until(lambda: len(service._reads) == 4)  # the big request's roots are being read, a chunk at a time
+        small = post_in_thread(srv.url, {"contexts": ["Hello"]}, out, "small")
+        chunks = 0  # the big request needs 31 chunks; the small one waits for a chunk or two to end
+        while small.is_alive() and chunks < 10:
+            wait_until(lambda: service._commands.qsize() or not small.is_alive(), 10)
+            if small.is_alive():
+                gate.release(service.root_chunk)  # one chunk of the big request, no more
+                chunks += 1
+                wait_until(lambda: gate.permits._value == 0, 10)
+        small.join(60)
+        assert out["small"].status_code == 200 and len(out["small"].json()["distributions"]) == 1
+        assert big.is_alive() and "big" not in out  # still waiting for permits: the small one did not wait for it
+        assert chunks < 10
+        gate.release(10**5)
+        big.join(60)
+        assert out["big"].status_code == 200 and len(out["big"].json()["distributions"]) == 4
+    finally:
+        srv.stop()
+
+
+def test_a_request_over_the_time_limit_is_a_503_and_its_work_is_dropped(tiny_model_dir, tmp_path):
+    srv, service, gate = gated_server(tiny_model_dir, tmp_path, request_timeout_s=0.5)
+    try:
+        assert httpx.get(srv.url + "/v1/model").json()["limits"]["request_timeout_s"] == 0.5
+        r = httpx.post(srv.url + "/v1/predict", json=BIG, timeout=60)  # no permits: it cannot finish in time
+        assert r.status_code == 503 and r.json()["error"]["code"] == "timeout", r.text
+        assert "0.5 s" in r.json()["error"]["message"]
+        gate.release(10**5)
+        assert wait_until(lambda: not service._reads)  # the cancelled reads are dropped at their next chunk
+        assert httpx.post(srv.url + "/v1/predict", json={"contexts": ["Hi"]}).status_code == 200
+        assert wait_until(lambda: service.tree.cached_nodes == 0)  # no root of the stopped request is left pinned
+        # in a session too: the contexts of a stopped request get no handles and are released
+        with DasherClient(srv.url) as client:
+            session = client.open_session(model="rnn", adapt=False)
+            ws = session.websocket()
+            reply = ws.send_raw(json.dumps({"id": 1, "op": "contexts", "contexts": [{"text": "Hello"}]}))
+            assert reply["result"]["handles"] == [1]
+            ws.close()
+            session.close()
+    finally:
+        srv.stop()

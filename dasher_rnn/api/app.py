@@ -34,10 +34,10 @@ from dasher_rnn.api.sessions import ApiError, Registry
 
 log = logging.getLogger(__name__)
 
-ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500)}
+ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503)}
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
-                422: "invalid_request", 429: "limit_reached"}
+                422: "invalid_request", 429: "limit_reached", 503: "unavailable"}
 
 
 def _json_default(obj):

@@ -154,6 +154,8 @@ class LimitsInfo(Reply):
     max_symbols: int = Field(description="symbols appended below a parent in one context")
     idle_timeout_s: float = Field(description="a session unused this long (no request, no open WebSocket) is closed, "
                                               "its profile saved; 0: never")
+    request_timeout_s: float = Field(description="a prediction request (predict, contexts, distributions) running "
+                                                 "longer is stopped and answered 503 timeout; 0: never")
 
 
 class ModelInfo(Reply):

@@ -15,11 +15,12 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.adapt.writer import Context, Writer, WriterError
@@ -30,6 +31,7 @@ from dasher_rnn.predictor.tree import Node, NodeError
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 EXPIRED_KEPT = 1000  # ids of expired sessions remembered, to answer them with session_expired
 
 
@@ -45,6 +47,7 @@ class Limits:
     max_text: int = 10_000  # characters of one text (a root's context, a commit)
     max_symbols: int = 64  # symbols appended below a parent in one context creation
     idle_timeout_s: float = 1800.0  # a session unused this long is closed (its profile saved); 0: never
+    request_timeout_s: float = 30.0  # a prediction request running longer is stopped (503 timeout); 0: never
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -97,6 +100,32 @@ async def wait(future: Future) -> object:
         if "budget" in str(exc):
             raise ApiError(413, "budget_exceeded", f"{exc}: ask for fewer or shallower contexts at once") from None
         raise
+
+
+async def within(limits: Limits, work: Awaitable[T]) -> T:
+    """``work`` under the request time limit: past it, the work is cancelled (what the predictor has not started is
+    dropped, a long context stops at its next chunk) and the client gets a 503 ``timeout``."""
+    if not limits.request_timeout_s > 0:
+        return await work
+    try:
+        return await asyncio.wait_for(work, limits.request_timeout_s)
+    except TimeoutError:
+        raise ApiError(503, "timeout", f"the request took over {limits.request_timeout_s:g} s and was stopped: ask for "
+                                       "fewer or shorter contexts at once") from None
+
+
+def release_when_done(futures: list[Future], release: Callable[[Context], None]) -> None:
+    """Cancel ``futures`` of contexts nobody will use (a request stopped or failed), releasing those that come."""
+    def done(future: Future) -> None:
+        if not future.cancelled() and future.exception() is None:
+            try:
+                release(future.result())
+            except (ServiceClosed, NodeError):
+                pass
+
+    for future in futures:
+        if not future.cancel():
+            future.add_done_callback(done)
 
 
 def _subtree_size(node: Node) -> int:
@@ -211,7 +240,11 @@ class ApiSession:
         async with self.lock:
             await self._make_room(len(texts), len(texts))
             futures = [self._call(self.writer.root_async, t) for t in texts]
-            contexts = [await wait(f) for f in futures]
+            try:
+                contexts = [await wait(f) for f in futures]
+            except BaseException:  # stopped (the time limit) or failed: none of them gets a handle
+                release_when_done(futures, self.writer.release)
+                raise
             self._nodes += len(contexts)
             return [self._register(c, root=True) for c in contexts]
 
@@ -496,12 +529,9 @@ class Registry:
         texts = [check_text(t, self.alphabet, self.limits, "context text", reject_unknown) for t in texts]
         if self.base is None:
             raise ApiError(503, "starting", "the predictor is still loading")
-        roots = [await wait(f) for f in [self.base.root_async(t) for t in texts]]
+        futures = [self.base.root_async(t) for t in texts]
         try:
+            roots = [await wait(f) for f in futures]
             return await wait(self.base.request(roots))
         finally:
-            for r in roots:
-                try:
-                    self.base.release(r)
-                except ServiceClosed:
-                    break
+            release_when_done(futures, self.base.release)
