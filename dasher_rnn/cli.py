@@ -561,8 +561,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
                           log_level=args.log_level, ppm_train=args.ppm_train).checked()
     torch.set_num_threads(args.threads)
-    print(f"dasher-rnn serve: http://{args.host}:{args.port}/v1 (schema at /docs), model {args.model_dir}", flush=True)
-    run_server(config)
+
+    def ready(url: str) -> None:  # the port is bound and the model loaded
+        print(f"dasher-rnn serve: {url}/v1 (schema at /docs), model {args.model_dir}", flush=True)
+
+    try:
+        run_server(config, ready)
+    except KeyboardInterrupt:  # Ctrl+C: uvicorn has stopped gracefully (sessions closed, profiles saved) and re-raised it
+        print("dasher-rnn serve: stopped", flush=True)
     return 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import socket
 import threading
 import time
 
@@ -199,3 +201,40 @@ def test_a_request_over_the_time_limit_is_a_503_and_its_work_is_dropped(tiny_mod
             session.close()
     finally:
         srv.stop()
+
+
+# -- serve's faults: one line and exit status 2, never a traceback ---------------------------------------------
+def serve(capsys, *args: str) -> tuple[int, str, str]:
+    from dasher_rnn.cli import main
+
+    status = main(["serve", *args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_serve_with_a_port_out_of_range_is_a_one_line_error(capsys, tiny_model_dir):
+    status, out, err = serve(capsys, "--port", "99999", "--model-dir", str(tiny_model_dir))
+    assert status == 2 and out == ""
+    assert err == "dasher-rnn serve: error: the port must be 0-65535, not 99999\n"
+    status, _, err = serve(capsys, "--port", "0", "--request-timeout", "nan", "--model-dir", str(tiny_model_dir))
+    assert status == 2 and err.count("\n") == 1 and "request-timeout" in err
+
+
+def test_serve_with_a_broken_weights_file_is_a_one_line_error(capsys, tiny_model_dir, tmp_path):
+    broken = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, broken)
+    weights = broken / "weights.safetensors"
+    weights.write_bytes(weights.read_bytes()[:500])
+    status, out, err = serve(capsys, "--port", "0", "--model-dir", str(broken))
+    assert status == 2 and out == ""  # no URL: nothing is served
+    assert err.count("\n") == 1 and "Traceback" not in err and "weights.safetensors" in err, err
+
+
+def test_serve_on_a_busy_port_says_so_and_prints_no_url(capsys, tiny_model_dir):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, out, err = serve(capsys, "--port", str(port), "--model-dir", str(tiny_model_dir))
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and f"port {port} on 127.0.0.1 is busy" in err, err

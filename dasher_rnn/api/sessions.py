@@ -398,8 +398,15 @@ class Registry:
                             backend=self.backend, threads=self.threads, budget=self.budget, **extra, **values)
 
     # -- lifetime --------------------------------------------------------------------
+    def load(self) -> None:
+        """Build the stateless predictor now (blocking): ``serve`` does this before it listens, so a broken model is
+        an error on the command line."""
+        if self.base is None:
+            self.base = build_writer(self._config(model="rnn", adapt=False))
+
     async def start(self) -> None:
-        self.base = await asyncio.to_thread(build_writer, self._config(model="rnn", adapt=False))
+        if self.base is None:
+            await asyncio.to_thread(self.load)
         if self.limits.idle_timeout_s > 0:
             self._reaper = asyncio.create_task(self._reap(), name="idle-sessions")
 
