@@ -536,10 +536,12 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
                    help="characters of a context text or a commit")
     p.add_argument("--max-symbols", type=int, default=_default(LIMITS, "max_symbols"),
                    help="symbols appended below a parent in one request")
-    p.add_argument("--idle-timeout", type=float, default=_default(LIMITS, "idle_timeout_s"), metavar="SECONDS",
+    p.add_argument("--idle-timeout", dest="idle_timeout_s", type=float, default=_default(LIMITS, "idle_timeout_s"),
+                   metavar="SECONDS",
                    help="close a session unused this long (no request, no open WebSocket), saving its profile and "
                         "freeing its slot (0: never)")
-    p.add_argument("--request-timeout", type=float, default=_default(LIMITS, "request_timeout_s"), metavar="SECONDS",
+    p.add_argument("--request-timeout", dest="request_timeout_s", type=float,
+                   default=_default(LIMITS, "request_timeout_s"), metavar="SECONDS",
                    help="stop a prediction request that runs longer, answering 503 timeout (0: never)")
     p.add_argument("--log-level", default=_default(SERVER, "log_level"),
                    choices=["critical", "error", "warning", "info", "debug"], help="server log level")
@@ -554,8 +556,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     limits = Limits(max_body_bytes=args.max_body_bytes, max_contexts=args.max_contexts, max_sessions=args.max_sessions,
                     max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
-                    max_symbols=args.max_symbols, idle_timeout_s=args.idle_timeout,
-                    request_timeout_s=args.request_timeout)
+                    max_symbols=args.max_symbols, idle_timeout_s=args.idle_timeout_s,
+                    request_timeout_s=args.request_timeout_s)
     config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,

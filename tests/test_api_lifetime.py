@@ -35,16 +35,27 @@ def wait_until(condition, seconds: float = 60.0) -> bool:
 
 # -- idle timeout --------------------------------------------------------------------------------------------
 def test_an_idle_session_is_closed_its_profile_saved_and_its_slot_and_profile_freed(tiny_model_dir, tmp_path):
-    limits = Limits(max_sessions=1, idle_timeout_s=0.4)
-    app = create_app(Registry(tiny_model_dir, limits, tmp_path, backend="torch"))
+    limits = Limits(max_sessions=1, idle_timeout_s=0.4)  # the server looks for idle sessions every 0.1 s
+    clock = [0.0]  # the registry's clock: it moves only when the test says
+    registry = Registry(tiny_model_dir, limits, tmp_path, backend="torch", clock=lambda: clock[0])
+    app = create_app(registry)
     with TestClient(app, base_url=BASE) as client:
         assert client.get("/v1/model").json()["limits"]["idle_timeout_s"] == 0.4
         opened = client.post("/v1/sessions", json={"profile": "idler", "model": "rnn"})
         assert opened.status_code == 201
         sid = opened.json()["session"]
         assert client.post(f"/v1/sessions/{sid}/commit", json={"text": "I want tea. " * 3, "wait": True}).status_code == 200
+        full = client.post("/v1/sessions", json={"model": "ppm"})
+        assert full.status_code == 429 and full.json()["error"]["code"] == "too_many_sessions"
+        assert client.get("/v1/sessions").json()["sessions"][0]["idle_s"] == 0.0
+        clock[0] += 0.3
+        assert client.get("/v1/sessions").json()["sessions"][0]["idle_s"] == 0.3
+        time.sleep(0.3)  # the server looks (3 times) and finds nothing idle long enough
+        assert client.get("/v1/health").json()["sessions"] == 1
         # abandoned: the server closes it by itself
+        clock[0] += 0.2
         assert wait_until(lambda: client.get("/v1/health").json()["sessions"] == 0)
+        assert wait_until(lambda: not registry._closing)  # saved and closed
         gone = client.get(f"/v1/sessions/{sid}")
         assert gone.status_code == 404 and gone.json()["error"]["code"] == "session_expired"
         assert "saved" in gone.json()["error"]["message"]

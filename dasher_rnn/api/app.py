@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -243,7 +242,7 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
             return
         finally:
             session.connections -= 1
-            session.last_used = time.monotonic()
+            session.touch()
 
     app.add_middleware(Guard, token=token, max_body_bytes=registry.limits.max_body_bytes, loopback=loopback,
                        origins=origins)

@@ -145,7 +145,8 @@ class ApiSession:
     Operations on one session are serialised (``lock``); anything that may block (reading a context,
     learning the mixing weights, saving) runs on a worker thread, so the event loop stays free."""
 
-    def __init__(self, sid: str, writer: Writer, limits: Limits, adapt: bool, profile: str | None):
+    def __init__(self, sid: str, writer: Writer, limits: Limits, adapt: bool, profile: str | None,
+                 clock: Callable[[], float] = time.monotonic):
         self.id, self.writer, self.limits = sid, writer, limits
         self.profile, self.adapt, self.model = profile, adapt, writer.model
         self.learns = adapt or profile is not None  # takes commits (learning them unless paused)
@@ -157,7 +158,8 @@ class ApiSession:
         self._nodes = 0  # contexts under live roots, counted up on creation and recounted at the limit
         self.lock = asyncio.Lock()
         self.created = time.time()
-        self.last_used = time.monotonic()
+        self.clock = clock  # seconds, for the idle timeout
+        self.last_used = clock()
         self.active = 0  # requests in progress
         self.connections = 0  # open WebSockets
         self.closed = False
@@ -166,12 +168,16 @@ class ApiSession:
     def in_use(self) -> Iterator[ApiSession]:
         """Marks a request in progress: the session is not idle while it runs, nor until the idle timeout after."""
         self.active += 1
-        self.last_used = time.monotonic()
+        self.touch()
         try:
             yield self
         finally:
             self.active -= 1
-            self.last_used = time.monotonic()
+            self.touch()
+
+    def touch(self) -> None:
+        """The session was used now: its idle time starts again."""
+        self.last_used = self.clock()
 
     def idle_for(self, now: float) -> float:
         """Seconds since the session was last used; 0 while a request runs or a WebSocket is open."""
@@ -374,7 +380,7 @@ class Registry:
 
     def __init__(self, model_dir: str | Path, limits: Limits | None = None, profiles_dir: str | Path | None = None,
                  backend: str = "auto", threads: int | None = None, budget: int = 3000, adapt_config=None,
-                 ppm_train: list[str] | None = None):
+                 ppm_train: list[str] | None = None, clock: Callable[[], float] = time.monotonic):
         from dasher_rnn.lm.model_io import read_checked_config
 
         self.model_dir = Path(model_dir)
@@ -388,9 +394,11 @@ class Registry:
         self.sessions: dict[str, ApiSession] = {}
         self._expired: OrderedDict[str, float] = OrderedDict()  # id -> seconds idle when it expired
         self._reaper: asyncio.Task | None = None
+        self._closing: dict[str, ApiSession] = {}  # expired sessions being saved and closed
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
         self.base: Writer | None = None
         self.started = time.time()
+        self.clock = clock  # seconds, for idle timeouts (``time.monotonic``; tests pass their own)
 
     def _config(self, **values) -> WriterConfig:
         extra = {"adaptation": self.adapt_config} if self.adapt_config is not None else {}
@@ -421,11 +429,11 @@ class Registry:
 
     async def expire_idle(self, now: float | None = None) -> list[str]:
         """Close every session unused for the idle timeout (saving its profile, freeing its slot and its profile
-        lock); the ids closed. ``now``: a ``time.monotonic()`` reading (tests pass a later one)."""
+        lock); the ids closed. ``now``: a reading of the registry's clock (by default, now)."""
         timeout = self.limits.idle_timeout_s
         if timeout <= 0:
             return []
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         closed = []
         for sid in [sid for sid, s in self.sessions.items() if s.idle_for(now) >= timeout]:
             session = self.sessions.get(sid)
@@ -437,11 +445,14 @@ class Registry:
             self._expired[sid] = seconds
             while len(self._expired) > EXPIRED_KEPT:
                 self._expired.popitem(last=False)
+            self._closing[sid] = session  # keeps its slot and its profile until saved and closed
             try:
                 await asyncio.to_thread(session.close, True)
                 log.info("closed session %s after %.0f s unused (profile %s saved)", sid[:4], seconds, session.profile)
             except Exception:
                 log.exception("closing idle session %s (profile %s) failed", sid[:4], session.profile)
+            finally:
+                del self._closing[sid]
         return closed
 
     async def close_all(self, save: bool = True) -> None:
@@ -473,7 +484,7 @@ class Registry:
     def list(self) -> dict:
         """The open sessions as any client may see them: how many, and their profiles, but never their ids (an id
         is the capability to use, read and close a session, held by the client that opened it alone)."""
-        now = time.monotonic()
+        now = self.clock()
         rows = [{"profile": s.profile, "model": s.model, "adapt": s.adapt, "idle_s": round(s.idle_for(now), 1)}
                 for s in self.sessions.values()]
         return {"open": len(rows), "max_sessions": self.limits.max_sessions, "sessions": rows}
@@ -488,9 +499,12 @@ class Registry:
                 raise ApiError(422, "invalid_profile", str(exc)) from None
             if any(s.profile == profile for s in self.sessions.values()):
                 raise ApiError(409, "profile_in_use", self._in_use_message(profile))
+            if any(s.profile == profile for s in self._closing.values()):
+                raise ApiError(409, "profile_in_use", f"profile {profile!r} is being saved (its session was closed "
+                                                      "after the idle timeout): try again in a moment")
             if profile in self._opening:
                 raise ApiError(409, "profile_in_use", f"profile {profile!r} is being opened by another request")
-        if len(self.sessions) + len(self._opening) >= self.limits.max_sessions:
+        if len(self.sessions) + len(self._opening) + len(self._closing) >= self.limits.max_sessions:
             raise ApiError(429, "too_many_sessions", f"{self.limits.max_sessions} sessions are open, the limit: "
                                                      "close one first")
         key = profile if profile is not None else f"\x00{secrets.token_hex(8)}"
@@ -522,7 +536,7 @@ class Registry:
     def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:
         trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
         writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
-        return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, profile)
+        return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, profile, self.clock)
 
     async def close(self, sid: str, save: bool = True) -> dict:
         session = self.get(sid)
