@@ -252,8 +252,20 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
 
 
 # -- WebSocket messages ----------------------------------------------------------------
+async def _release(session, req: s.ReleaseRequest) -> dict:
+    return ops.release(session, req.context)
+
+
+async def _info(session, req: s.NoFields) -> dict:
+    return ops.session_info(session)
+
+
+async def _save(session, req: s.NoFields) -> dict:
+    return await ops.save_profile(session)
+
+
 WS_OPS = {
-    # op: (request model, function(session, request))
+    # op: (request model, function(session, request)); the fuzzing tests send each op what its model allows and more
     "context": (s.ContextCreate, ops.create_context),
     "contexts": (s.ContextBatch, ops.create_contexts),
     "distributions": (s.DistributionsRequest, ops.distributions),
@@ -261,6 +273,9 @@ WS_OPS = {
     "delete": (s.DeleteRequest, ops.delete),
     "reset": (s.WaitRequest, ops.reset),
     "adapt": (s.AdaptRequest, ops.adapt),
+    "release": (s.ReleaseRequest, _release),
+    "info": (s.NoFields, _info),
+    "save": (s.NoFields, _save),
 }
 WS_RESULTS: dict[str, type[BaseModel]] = {
     # op: the model its result is checked against (that of the matching HTTP route)
@@ -288,16 +303,7 @@ async def ws_message(registry: Registry, sid: str, message: dict) -> str:
         if not isinstance(op, str):
             raise ApiError(400, "bad_message", "a message needs 'op', a string")
         session = registry.get(sid)
-        if op == "release":
-            handle = data.get("context")
-            if set(data) != {"context"} or type(handle) is not int:
-                raise ApiError(422, "invalid_request", "release takes {\"context\": HANDLE}")
-            result = ops.release(session, handle)
-        elif op == "info":
-            result = ops.session_info(session)
-        elif op == "save":
-            result = await ops.save_profile(session)
-        elif op in WS_OPS:
+        if op in WS_OPS:
             model, fn = WS_OPS[op]
             try:
                 req = model.model_validate(data)

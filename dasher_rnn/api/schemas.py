@@ -83,6 +83,16 @@ class AdaptRequest(Strict):
     enabled: bool
 
 
+class ReleaseRequest(Strict):
+    """The WebSocket's ``release`` (over HTTP the handle is in the path)."""
+
+    context: int = Field(description="the context handle to release, with every context below it")
+
+
+class NoFields(Strict):
+    """The WebSocket's ``info`` and ``save``: nothing but ``op`` and ``id``."""
+
+
 class PredictRequest(Strict):
     contexts: list[str] = Field(description="context texts; one distribution each, in order")
     format: Format = Field("log_probs", description=FORMAT_DOC)
