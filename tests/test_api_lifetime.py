@@ -202,13 +202,22 @@ def test_a_request_over_the_time_limit_is_a_503_and_its_work_is_dropped(tiny_mod
         assert wait_until(lambda: not service._reads)  # the cancelled reads are dropped at their next chunk
         assert httpx.post(srv.url + "/v1/predict", json={"contexts": ["Hi"]}).status_code == 200
         assert wait_until(lambda: service.tree.cached_nodes == 0)  # no root of the stopped request is left pinned
-        # in a session too: the contexts of a stopped request get no handles and are released
+        # in a session too: the contexts of a stopped request keep no handles, and its roots are released
         with DasherClient(srv.url) as client:
             session = client.open_session(model="rnn", adapt=False)
-            ws = session.websocket()
-            reply = ws.send_raw(json.dumps({"id": 1, "op": "contexts", "contexts": [{"text": "Hello"}]}))
-            assert reply["result"]["handles"] == [1]
-            ws.close()
+            own = srv.server.config.app.state.registry.sessions[session.id].writer.service
+            session_gate = Permits(own.backend)
+            own.backend = own.tree.backend = session_gate
+            root = session.root("I want")
+            with session.websocket() as ws:
+                specs = [{"parent": root, "symbols": "ab"}, {"text": "We"}, *({"text": t} for t in BIG["contexts"])]
+                reply = ws.send_raw(json.dumps({"id": 1, "op": "contexts", "contexts": specs}))
+                assert reply["status"] == 503 and reply["error"]["code"] == "timeout", reply
+                session_gate.release(10**5)
+                assert wait_until(lambda: not own._reads)
+                assert ws.call("info")["contexts"] == 1  # only the root made before
+                assert wait_until(lambda: own.tree.cached_nodes == 1)  # and no other root is left pinned
+                assert ws.call("contexts", contexts=[{"parent": root, "symbols": "ab"}])["handles"][0] > root
             session.close()
     finally:
         srv.stop()

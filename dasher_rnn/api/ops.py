@@ -91,18 +91,24 @@ async def _create_contexts(session: ApiSession, req: s.ContextBatch) -> dict:
         session.node(c.parent)
     for _, c in roots:
         check_text(c.text, session.alphabet, session.limits, "context text", c.unknown == "reject")
-    for (i, _), h in zip(children, await session.create_children([(c.parent, c.symbols) for _, c in children]),
-                         strict=True):
-        handles[i] = h
-    for reject in (True, False):  # the roots of each kind in one call, read together
-        group = [(i, c.text) for i, c in roots if (c.unknown == "reject") == reject]
-        if group:
-            for (i, _), h in zip(group, await session.create_roots([text for _, text in group], reject), strict=True):
-                handles[i] = h
-    out: dict = {"handles": handles}
-    if req.format is not None:
-        out["distributions"] = encode(await session.distributions(handles), req.format)
-    return out
+    before = set(session.handles)
+    try:
+        for (i, _), h in zip(children, await session.create_children([(c.parent, c.symbols) for _, c in children]),
+                             strict=True):
+            handles[i] = h
+        for reject in (True, False):  # the roots of each kind in one call, read together
+            group = [(i, c.text) for i, c in roots if (c.unknown == "reject") == reject]
+            if group:
+                for (i, _), h in zip(group, await session.create_roots([text for _, text in group], reject),
+                                     strict=True):
+                    handles[i] = h
+        out: dict = {"handles": handles}
+        if req.format is not None:
+            out["distributions"] = encode(await session.distributions(handles), req.format)
+        return out
+    except BaseException:  # stopped by the time limit, or failed: the client never learns these handles
+        session.forget([h for h in handles if h is not None and h not in before])
+        raise
 
 
 async def distributions(session: ApiSession, req: s.DistributionsRequest) -> dict:

@@ -297,6 +297,23 @@ class ApiSession:
         self.roots.discard(handle)
         self._call(self.writer.release, context)
 
+    def forget(self, handles: list[int]) -> None:
+        """Drop handles made by a request that did not answer: its roots are released; a child's node stays (it may
+        lie between other contexts) and only loses its handle."""
+        for handle in handles:
+            context = self.handles.get(handle)
+            if context is None:
+                continue
+            if handle in self.roots:
+                try:
+                    self.release(handle)
+                except ApiError:
+                    pass
+            else:
+                del self.handles[handle]
+                if context.node is not None and self._by_node.get(id(context.node)) == handle:
+                    del self._by_node[id(context.node)]
+
     async def distributions(self, handles: list[int], priority: float = 0.0) -> list[Distribution]:
         check_count(len(handles), self.limits.max_contexts, "contexts")
         async with self.lock:
