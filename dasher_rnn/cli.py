@@ -588,6 +588,13 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
                    help="characters of a context text or a commit")
     p.add_argument("--max-symbols", type=int, default=_default(LIMITS, "max_symbols"),
                    help="symbols appended below a parent in one request")
+    p.add_argument("--idle-timeout", dest="idle_timeout_s", type=float, default=_default(LIMITS, "idle_timeout_s"),
+                   metavar="SECONDS",
+                   help="close a session unused this long (no request, no open WebSocket), saving its profile and "
+                        "freeing its slot (0: never)")
+    p.add_argument("--request-timeout", dest="request_timeout_s", type=float,
+                   default=_default(LIMITS, "request_timeout_s"), metavar="SECONDS",
+                   help="stop a prediction request that runs longer, answering 503 timeout (0: never)")
     p.add_argument("--log-level", default=_default(SERVER, "log_level"),
                    choices=["critical", "error", "warning", "info", "debug"], help="server log level")
     p.set_defaults(func=_cmd_serve)
@@ -601,14 +608,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     limits = Limits(max_body_bytes=args.max_body_bytes, max_contexts=args.max_contexts, max_sessions=args.max_sessions,
                     max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
-                    max_symbols=args.max_symbols)
+                    max_symbols=args.max_symbols, idle_timeout_s=args.idle_timeout_s,
+                    request_timeout_s=args.request_timeout_s)
     config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
                           log_level=args.log_level, ppm_train=args.ppm_train).checked()
     torch.set_num_threads(args.threads)
-    print(f"dasher-rnn serve: http://{args.host}:{args.port}/v1 (schema at /docs), model {args.model_dir}", flush=True)
-    run_server(config)
+
+    def ready(url: str) -> None:  # the port is bound and the model loaded
+        print(f"dasher-rnn serve: {url}/v1 (schema at /docs), model {args.model_dir}", flush=True)
+
+    try:
+        run_server(config, ready)
+    except KeyboardInterrupt:  # Ctrl+C: uvicorn has stopped gracefully (sessions closed, profiles saved) and re-raised it
+        print("dasher-rnn serve: stopped", flush=True)
     return 0
 
 

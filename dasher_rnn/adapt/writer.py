@@ -94,6 +94,7 @@ def _chain(outer: Future, inner: Future, convert: Callable) -> None:
             outer.set_exception(exc)
 
     inner.add_done_callback(done)
+    outer.add_done_callback(lambda f: inner.cancel() if f.cancelled() else None)  # cancelling stops the work
 
 
 def _done(value) -> Future:
