@@ -23,6 +23,12 @@ the first phrase, the path to it shown) and PREFIX-speed.png (the speed suggeste
 has the simulated user write 40 messages of one person's (made-up) writing in the window, with the hybrid
 model adapting to a new profile in a throwaway folder, finishing each with New message, then pictures View >
 Progress as PREFIX.png.
+
+    xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/control-mode "I want tea" --control delete-word
+
+writes PREFIX.png: control mode on (the mouse preset, so no dwell toggles writing while the script steers), the
+text written with the shipped RNN, then the pointer steering into the control box after it towards the named
+action, pictured with the control box open (three quarters of the view high), all its actions in sight.
 """
 
 from __future__ import annotations
@@ -198,6 +204,55 @@ def progress(path: str, messages: int, fps: float = 30.0, speed: float = 2.0) ->
     return path
 
 
+def control_box(path: str, text: str, action_name: str, speed_bps: float, fps: float = 30.0) -> str:
+    """The window with the control box open after ``text``, the pointer on its way to ``action_name``."""
+    import tempfile
+    from pathlib import Path
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.app import _application
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.control import Action
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.geometry import MAX_Y
+    from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
+    from dasher_rnn.zoom.sources import WriterSource
+
+    action = Action(action_name)
+    app = _application()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SettingsStore(Path(tmp) / "settings.json")
+        prefs = store.load().updated(control_mode=True, speed_bps=speed_bps, auto_speed=False)
+        source = WriterSource(build_writer(WriterConfig(model="rnn")), prefs.start_lower_share)
+        window = MainWindow(WritingController(source, prefs.controller_config()), store, prefs, start_timer=False)
+        try:
+            window.show_sized_to_screen()
+            app.processEvents()
+            view, zoom = window.view, window.controller.zoom
+            window.toggle_running()
+            aiming = False
+            for _ in range(int(120 * fps)):
+                wait_for_answers(zoom)  # the same picture however busy this machine is
+                aiming = aiming or zoom.output == text  # the text is written: on to the control box
+                x, y = target_pointer(zoom, zoom.context + text, action if aiming else None)
+                view.set_pointer_override(view.viewport().to_screen(x, y))
+                frame = window.tick(1.0 / fps)
+                app.processEvents()
+                if frame.action is not None:
+                    raise RuntimeError(f"{frame.action} happened before the picture")
+                control = next((d for d in frame.boxes if d.box.item is not None and d.box.action is None), None)
+                if aiming and control is not None and control.y2 - control.y1 > 0.75 * MAX_Y:
+                    break  # open: all its actions in view, the letters above it
+            window.update_status()
+            app.processEvents()
+            if not window.screen().grabWindow(window.winId()).save(path):
+                raise OSError(f"could not save {path}")
+        finally:
+            window.close()
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefix", help="path prefix of the two PNG files")
@@ -207,10 +262,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=12.0, help="simulated seconds of writing (default 12)")
     parser.add_argument("--speed", type=float, default=3.0, help="speed in bits/s (default 3)")
     parser.add_argument("--scheme", default="default", help="colour scheme (default: default)")
+    parser.add_argument("--control", metavar="ACTION", default="",
+                        help="instead: write the text, then open the control box towards ACTION (e.g. delete-word) "
+                             "and picture PREFIX.png")
     parser.add_argument("--tutorial", action="store_true", help="instead: picture the tutorial's three screens")
     parser.add_argument("--progress", type=int, default=0, metavar="N",
                         help="instead: write N messages with a new profile and picture View > Progress")
     args = parser.parse_args()
+    if args.control:
+        print(control_box(f"{args.prefix}.png", args.text, args.control, args.speed))
+        return
     if args.progress:
         print(progress(f"{args.prefix}.png", args.progress))
         return

@@ -87,6 +87,7 @@ def main() -> None:
                 for n, phrase in enumerate(chunk):
                     write(writer, phrase, retype=(i + n) % 5 == 0)
                     written += len(phrase)
+            writer.flush(None)  # the driver writes faster than anyone: let the adaptation catch up before measuring
             writer.save()
             gc.collect()
             status = writer.status()
@@ -94,7 +95,8 @@ def main() -> None:
             row = {"phrases": i + len(chunk), "characters": written, "failed": failed, "simulated_hours": hours,
                    "wall_s": round(time.perf_counter() - start),
                    "rss_mb": round(rss_mb(), 1), "updates": status.updates, "rollbacks": status.rollbacks,
-                   "guard_events": status.guard_events}
+                   "guard_events": status.guard_events,
+                   "ppm_contexts": writer.mixer.ppm.num_contexts if writer.mixer is not None else None}
             rows.append(row)
             print(json.dumps(row), flush=True)
         source.close()

@@ -145,8 +145,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _add_export_onnx(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export-onnx", help="export a model's one-step function to ONNX and verify it against torch")
-    p.add_argument("model_dir", nargs="?", default=str(DEFAULT_MODEL_DIR), help="model folder (default: the shipped "
-                   "model); model.onnx is written into it")
+    # no default: the export rewrites the folder's model.onnx and config.json, and the shipped model's folder is
+    # part of the package (tracked in git, installed in site-packages); it changes only when named
+    p.add_argument("model_dir", help="model folder (e.g. a `train` run's OUT/model); model.onnx is written into it "
+                   "and its config.json records the export")
     p.set_defaults(func=_cmd_export_onnx)
 
 
@@ -237,11 +239,38 @@ def _add_profile(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=["list", "reset", "export", "import"], help="what to do with the profiles")
     p.add_argument("args", nargs="*", help="reset NAME | export NAME FOLDER | import FOLDER NAME")
     p.add_argument("--profiles-dir", default=None, help="profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)")
+    p.add_argument("--yes", action="store_true", help="reset: delete without asking (what the model learned about "
+                   "the person cannot be got back; `profile export` keeps a copy first)")
     p.set_defaults(func=_cmd_profile)
 
 
+def _confirm_reset(store, name: str, yes: bool) -> bool:
+    """Whether to go on deleting profile ``name``: ``--yes``, or the user says so at the terminal. What it holds
+    is said first, with how to keep a copy; without a terminal and without ``--yes`` nothing is deleted."""
+    row = next((r for r in store.list() if r["name"] == name), None)
+    if row is None:
+        return True  # nothing to lose: reset says there is no such profile
+    held = row.get("error") or f"{row['characters_adapted']:,} characters learned, last saved {row['updated'] or '?'}"
+    print(f"profile {name!r} in {store.folder}: {held}")
+    if yes:
+        return True
+    print(f"Deleting it forgets what the model learned about this person; `dasher-rnn profile export {name} FOLDER` "
+          "keeps a copy first.")
+    if not sys.stdin.isatty():
+        print("not deleted: add --yes to delete without a question", file=sys.stderr)
+        return False
+    try:
+        answer = input(f"Delete profile {name!r}? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("not deleted")
+        return False
+    return True
+
+
 def _cmd_profile(args: argparse.Namespace) -> int:
-    from dasher_rnn.adapt.profiles import ProfileStore
+    from dasher_rnn.adapt.profiles import ProfileStore, check_name
 
     store = ProfileStore(args.profiles_dir)
     needed = {"list": 0, "reset": 1, "export": 2, "import": 2}[args.action]
@@ -253,8 +282,15 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         for row in rows:
             print(f"  {row['name']}: " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "name"))
     elif args.action == "reset":
-        removed = store.reset(args.args[0])
-        print(f"profile {args.args[0]!r} deleted" if removed else f"no profile named {args.args[0]!r} in {store.folder}")
+        name = check_name(args.args[0])
+        if not _confirm_reset(store, name, args.yes):
+            return 1
+        lock = store.lock(name)  # not while the app, the server or adapt has it open (it would save it back)
+        try:
+            removed = store.reset(name)
+        finally:
+            lock.release()
+        print(f"profile {name!r} deleted" if removed else f"no profile named {name!r} in {store.folder}")
     elif args.action == "export":
         print(f"exported to {store.export(args.args[0], args.args[1])}")
     else:
@@ -340,11 +376,12 @@ def _cmd_adapt(args: argparse.Namespace) -> int:
     import torch
 
     from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
-    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, decode_weights
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, check_name, decode_weights
     from dasher_rnn.adapt.user_corpus import read_user_corpus
     from dasher_rnn.lm.model_io import open_model
     from dasher_rnn.lm.train import pick_device
 
+    check_name(args.profile)  # a name that cannot be a profile is said at once, and no reset is suggested for it
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
     documents, read_report = read_user_corpus(args.paths)
     for path, reason in read_report.unreadable.items():
@@ -508,6 +545,9 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=float, default=60.0, help="simulated frames per second")
     p.add_argument("--max-seconds", type=float, default=120.0, help="give up on a phrase after this long")
     p.add_argument("--render", action="store_true", help="also paint every frame offscreen (Qt) and time it")
+    p.add_argument("--control", action="store_true",
+                   help="control mode: a control box after the letters of every box (on by itself when a phrase names "
+                        "an action in braces, e.g. 'I want tea{delete-word}coffee'); the summary gives its cost")
     p.add_argument("--backend", default="auto", help="RNN predictor backend: auto, onnx, torch, cuda")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -522,8 +562,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
     from dasher_rnn.normalise import normalise
     from dasher_rnn.textio import read_text
+    from dasher_rnn.zoom.control import Action
     from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
-    from dasher_rnn.zoom.simulate import simulate
+    from dasher_rnn.zoom.simulate import parse_script, simulate
     from dasher_rnn.zoom.sources import WriterSource
 
     phrases = args.text or [line for line in read_text(args.file).splitlines() if line.strip()]
@@ -532,23 +573,29 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                                        adapt=not args.no_adapt, profile=args.profile, backend=args.backend))
     source = WriterSource(writer)
     try:
-        outside = [p for p in phrases if any(ch not in source.alphabet for ch in p)]
+        scripts = [parse_script(p) for p in phrases]
+        control = args.control or any(isinstance(step, Action) for steps in scripts for step in steps)
+        outside = [p for p, steps in zip(phrases, scripts, strict=True)
+                   if any(ch not in source.alphabet for step in steps if isinstance(step, str) for ch in step)]
         if outside:
             raise ValueError(f"{len(outside)} phrases have characters outside alphabet {source.alphabet.name!r}, "
                              f"e.g. {outside[0]!r}")
-        zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed))
+        zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed, control=control))
         render = None
         if args.render:
             from dasher_rnn.ui.offscreen import offscreen_renderer
 
             render = offscreen_renderer(source.alphabet)
-        with tqdm(total=len(phrases), unit="phrase", disable=args.no_progress or args.json) as bar:
+        # the bar goes to stderr: with --json it shows where stderr is a terminal (tqdm's None), so that
+        # `simulate --file ... --json` is not silent for minutes, and stays out of a captured stream
+        with tqdm(total=len(phrases), unit="phrase", disable=True if args.no_progress else None if args.json else False) as bar:
             result = simulate(zoom, phrases, fps=args.fps, max_seconds=args.max_seconds, render=render,
                               progress=bar.update)
         status = writer.status()
     finally:
         source.close()
-    summary = {"model": args.model, "speed_bps": args.speed, "fps": args.fps, "rendered": args.render, **result.summary()}
+    summary = {"model": args.model, "speed_bps": args.speed, "fps": args.fps, "rendered": args.render,
+               "control_mode": control, **result.summary()}
     if "rnn" in status.learns:
         summary["adaptation"] = {"updates": status.updates, "rollbacks": status.rollbacks, "committed": status.committed}
     if args.json:
@@ -588,6 +635,13 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
                    help="characters of a context text or a commit")
     p.add_argument("--max-symbols", type=int, default=_default(LIMITS, "max_symbols"),
                    help="symbols appended below a parent in one request")
+    p.add_argument("--idle-timeout", dest="idle_timeout_s", type=float, default=_default(LIMITS, "idle_timeout_s"),
+                   metavar="SECONDS",
+                   help="close a session unused this long (no request, no open WebSocket), saving its profile and "
+                        "freeing its slot (0: never)")
+    p.add_argument("--request-timeout", dest="request_timeout_s", type=float,
+                   default=_default(LIMITS, "request_timeout_s"), metavar="SECONDS",
+                   help="stop a prediction request that runs longer, answering 503 timeout (0: never)")
     p.add_argument("--log-level", default=_default(SERVER, "log_level"),
                    choices=["critical", "error", "warning", "info", "debug"], help="server log level")
     p.set_defaults(func=_cmd_serve)
@@ -601,14 +655,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     limits = Limits(max_body_bytes=args.max_body_bytes, max_contexts=args.max_contexts, max_sessions=args.max_sessions,
                     max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
-                    max_symbols=args.max_symbols)
+                    max_symbols=args.max_symbols, idle_timeout_s=args.idle_timeout_s,
+                    request_timeout_s=args.request_timeout_s)
     config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
                           log_level=args.log_level, ppm_train=args.ppm_train).checked()
     torch.set_num_threads(args.threads)
-    print(f"dasher-rnn serve: http://{args.host}:{args.port}/v1 (schema at /docs), model {args.model_dir}", flush=True)
-    run_server(config)
+
+    def ready(url: str) -> None:  # the port is bound and the model loaded
+        print(f"dasher-rnn serve: {url}/v1 (schema at /docs), model {args.model_dir}", flush=True)
+
+    try:
+        run_server(config, ready)
+    except KeyboardInterrupt:  # Ctrl+C: uvicorn has stopped gracefully (sessions closed, profiles saved) and re-raised it
+        print("dasher-rnn serve: stopped", flush=True)
     return 0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,12 +110,7 @@ def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: b
         if progress is not None:
             progress(len(batch))
 
-    for raw in lines:
-        line = normalise(raw)
-        if not line:
-            continue
-        known = [ch in alphabet for ch in line]
-        committed = [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
+    for line, known, committed in _messages(lines, alphabet):
         if not committed:
             _add(score, line, known, [0.0] * len(line))
             continue
@@ -137,12 +132,7 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
     benchmark scripts that compare networks or settings without a model folder or a Writer."""
     score = Score(name)
     alphabet = model.alphabet
-    for raw in lines:
-        line = normalise(raw)
-        if not line:
-            continue
-        known = [ch in alphabet for ch in line]
-        committed = [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
+    for line, known, committed in _messages(lines, alphabet):
         model.reset()
         if hasattr(model, "sequence_probs"):  # the RNN scores the whole message in one call
             probs = model.sequence_probs(committed)
@@ -165,6 +155,15 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
         it = iter(bits)
         _add(score, line, known, [next(it) if ok else 0.0 for ok in known])
     return score
+
+
+def _messages(lines: list[str], alphabet) -> Iterator[tuple[str, list[bool], list[int]]]:
+    """Each non-empty normalised line, which of its characters the alphabet has, and their symbols."""
+    for raw in lines:
+        line = normalise(raw)
+        if line:
+            known = [ch in alphabet for ch in line]
+            yield line, known, [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
 
 
 def _add(score: Score, line: str, known: list[bool], per_char: list[float]) -> None:

@@ -156,6 +156,9 @@ class Preferences(BaseModel):
     pause_outside: bool = _ENGINE.pause_outside  # the pointer leaving the canvas pauses writing
     rest_stop_seconds: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REST_STOP_RANGE)] = \
         _ENGINE.rest_stop_seconds  # a pointer resting this long stops writing (0: never)
+    # Dasher's control mode: a control box after the letters (stop, delete, speak, copy, new message without a
+    # click); None: as the input preset says (on for the eye tracker and the head mouse)
+    control_mode: bool | None = None
     tutorial_done: bool = False  # the first-run tutorial was shown (finished or skipped): it no longer opens by itself
 
     @field_validator("*", mode="wrap")
@@ -196,7 +199,9 @@ class Preferences(BaseModel):
         """The writing controller's values from these preferences."""
         return ControllerConfig(speed_bps=self.speed_bps, reverse_speed=self.reverse_speed,
                                 auto_speed=self.auto_speed, preset=self.preset, turbo_factor=self.turbo_factor,
-                                pause_outside=self.pause_outside, rest_stop_seconds=self.rest_stop_seconds)
+                                pause_outside=self.pause_outside, rest_stop_seconds=self.rest_stop_seconds,
+                                control_mode=PRESETS[self.preset].control_mode if self.control_mode is None
+                                else self.control_mode)
 
 
 def default_path() -> Path:

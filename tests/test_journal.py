@@ -101,8 +101,8 @@ text = ""
 for i in range(100000):
     now[0] = i * 0.01
     text += "abcdefghij klmnopqrst "[i % 22]
+    print(len(text), now[0], flush=True)  # before noting: whatever the journal holds was printed
     j.note(text)
-    print(len(text), now[0], flush=True)
 """
 
 

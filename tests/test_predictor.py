@@ -209,3 +209,69 @@ def test_onnx_backend_does_not_import_torch(tiny_model_dir):
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+class GatedBackend:
+    """A backend whose calls wait until ``go`` is set, and which records what each call read."""
+
+    def __init__(self, backend):
+        self.inner, self.go, self.calls = backend, threading.Event(), []
+        for name in ("name", "layers", "hidden", "cell_size", "vocab"):
+            setattr(self, name, getattr(backend, name))
+
+    def initial(self):
+        return self.inner.initial()
+
+    def step(self, symbols, h, c):
+        self.go.wait(60)
+        self.calls.append(("step", len(symbols)))
+        return self.inner.step(symbols, h, c)
+
+    def run(self, symbols, h, c):
+        self.go.wait(60)
+        self.calls.append(("run", len(symbols)))
+        return self.inner.run(symbols, h, c)
+
+
+def test_a_long_root_is_read_in_chunks_and_a_short_one_is_served_in_between(tiny_model_dir, reference):
+    from dasher_rnn.lm.model_io import read_checked_config
+    from dasher_rnn.predictor.backends import make_backend
+
+    _, alphabet = read_checked_config(tiny_model_dir)
+    backend = GatedBackend(make_backend(tiny_model_dir, "onnx"))
+    long_text, short_text = ("I want tea. " * 60)[:700], "You"
+    with PredictorService(backend, alphabet, budget=50, root_chunk=64) as svc:
+        done = []
+        long_root = svc.root_async(long_text)
+        long_root.add_done_callback(lambda f: done.append("long"))
+        short_root = svc.root_async(short_text)
+        short_root.add_done_callback(lambda f: done.append("short"))
+        backend.go.set()  # both are queued before the worker reads anything
+        np.testing.assert_allclose(svc.distributions([long_root.result(60)])[0].log_probs, reference(long_text),
+                                   atol=1e-4)
+        assert done == ["short", "long"]
+        assert max(n for _, n in backend.calls) <= 64  # never more than a chunk at once
+        np.testing.assert_allclose(short_root.result().log_probs, reference(short_text), atol=1e-4)
+
+
+def test_long_roots_read_together_equal_roots_read_alone(tiny_model_dir, reference):
+    texts = [("We walk home. " * 40)[:n] for n in (300, 450, 129, 64)] + ["", "I"]
+    with PredictorService.from_dir(tiny_model_dir, "onnx", root_chunk=32) as svc:
+        futures = [svc.root_async(t) for t in texts]
+        for text, future in zip(texts, futures, strict=True):
+            np.testing.assert_allclose(future.result(60).log_probs, reference(text), atol=1e-4)
+
+
+def test_a_cancelled_long_root_stops_and_leaves_nothing_behind(tiny_model_dir):
+    from dasher_rnn.lm.model_io import read_checked_config
+    from dasher_rnn.predictor.backends import make_backend
+
+    _, alphabet = read_checked_config(tiny_model_dir)
+    backend = GatedBackend(make_backend(tiny_model_dir, "onnx"))
+    with PredictorService(backend, alphabet, budget=50, root_chunk=16) as svc:
+        future = svc.root_async("I want tea. " * 50)
+        assert future.cancel()  # still reading (the backend has not started)
+        backend.go.set()
+        svc.root("I")  # the worker has gone round since
+        assert svc.tree.cached_nodes == 1  # only the short root's: the cancelled one took no slot
+        assert sum(n for _, n in backend.calls) < 16 * 3  # it stopped after at most a chunk

@@ -170,3 +170,24 @@ def test_the_record_goes_with_an_exported_and_imported_profile(tmp_path):
     other = ProfileStore(tmp_path / "other-machine")
     other.import_(exported, "moved")
     assert ProgressLog.for_profile(other, "moved").read() == [record(0)]
+
+
+def test_new_message_from_the_control_box_is_recorded_too(qtbot, settings_path, tmp_path):  # noqa: F811
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.control import Action
+    from tests.test_control_ui import steer as steer_to
+
+    store = SettingsStore()
+    prefs = store.load().updated(speed_bps=4.0, auto_speed=False, control_mode=True)
+    window = MainWindow(WritingController(profile_source(tmp_path / "profiles"), prefs.controller_config()), store,
+                        prefs, start_timer=False)
+    qtbot.addWidget(window)
+    window.resize(760, 700)
+    window.show()
+    qtbot.waitExposed(window)
+    window.toggle_running()
+    steer_to(window, "I see")
+    steer_to(window, "I see", Action.NEW_MESSAGE)  # no click, no toolbar: the control box finishes it
+    records = window.progress_log.read()
+    assert [r.characters for r in records] == [5] and records[0].seconds > 0 and records[0].bits > 0

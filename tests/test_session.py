@@ -228,3 +228,59 @@ def test_a_save_that_cannot_be_written_keeps_the_previous_version_and_the_writer
     monkeypatch.setattr(profiles_module, "atomic_write", real)
     second.close()  # space again: what was learned meanwhile is saved
     assert store.load("erin").characters_adapted == len(TEXT * 3) + len("and it goes on learning")
+
+
+def test_message_starts_use_the_adapted_weights_too(tiny_model_dir, tmp_path):
+    """The first character of a message is predicted by the adapted head, as every other one (the tree used to
+    keep the base model's start distribution for ever)."""
+    w = writer(tiny_model_dir, tmp_path, "starts")
+    before = w.request([w.root("")]).result()[0].log_probs
+    w.commit(TEXT * 3)
+    w.flush()
+    after = w.request([w.root("")]).result()[0].log_probs
+    model = w.session.evaluator.model
+    with torch.no_grad():
+        expected = model.state_log_probs(model.initial_state(1))[0].numpy()
+    assert not np.allclose(after, before, atol=1e-4)
+    np.testing.assert_allclose(after, expected, atol=1e-5)
+    w.close(save=False)
+
+
+def test_a_profile_folder_that_cannot_be_read_is_set_aside_and_nothing_leaks(tiny_model_dir, tmp_path):
+    """profile.json a directory: the profile is set aside with a notice (not opened silently as new), closing
+    saves a fresh one, and five such cycles leave no thread behind."""
+    import threading
+
+    store = ProfileStore(tmp_path)
+    before = threading.active_count()
+    for _ in range(5):
+        (tmp_path / "odd").mkdir()
+        (tmp_path / "odd" / PROFILE_FILE).mkdir()
+        w = writer(tiny_model_dir, tmp_path, "odd")
+        assert "could not be used" in w.status().notice
+        w.commit(TEXT)
+        w.close()
+        assert store.load("odd").characters_adapted == len(TEXT)
+        store.reset("odd")
+    assert threading.active_count() <= before
+    assert len(list(tmp_path.glob("odd.broken-*"))) == 5
+
+
+def test_hostile_profile_files_are_refused_clearly(tiny_model_dir, tmp_path):
+    store = ProfileStore(tmp_path / "profiles")
+    w = writer(tiny_model_dir, store.folder, "frank")
+    w.commit(TEXT)
+    w.close()
+    exported = store.export("frank", tmp_path / "usb")
+    info = json.loads((exported / PROFILE_FILE).read_text())
+    (exported / PROFILE_FILE).write_text(json.dumps({k: v for k, v in info.items() if k != "base_model_hash"}))
+    with pytest.raises(ProfileError, match="no base_model_hash"):
+        store.import_(exported, "frank2")
+    info["files"]["rnn"]["file"] = "../../etc/passwd"  # a weights file name must be a file in the folder
+    (exported / PROFILE_FILE).write_text(json.dumps(info))
+    with pytest.raises(ProfileError, match="bad entry"):
+        store.import_(exported, "frank3")
+    (store.folder / "deep").mkdir()
+    (store.folder / "deep" / PROFILE_FILE).write_text("[" * 100_000 + "]" * 100_000)
+    rows = {row["name"]: row for row in store.list()}  # one bad profile never breaks the listing
+    assert rows["frank"]["characters_adapted"] == len(TEXT) and "unreadable" in rows["deep"]["error"]

@@ -150,4 +150,7 @@ def test_the_controller_values_come_from_the_preferences():
     assert Preferences().controller_config() == ControllerConfig()  # one set of defaults
     prefs = Preferences().updated(speed_bps=3.0, reverse_speed=0.5, auto_speed=False, preset="head-mouse",
                                   turbo_factor=4.0)
-    assert prefs.controller_config() == ControllerConfig(3.0, 0.5, False, "head-mouse", 4.0)
+    # control mode follows the preset (on for the head mouse) until the user chooses
+    assert prefs.controller_config() == ControllerConfig(3.0, 0.5, False, "head-mouse", 4.0, control_mode=True)
+    assert not prefs.updated(control_mode=False).controller_config().control_mode
+    assert Preferences().updated(control_mode=True).controller_config().control_mode

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 MODELS = ("rnn", "ppm", "hybrid", "uniform")
 MIXER_CONTEXT = 500  # characters of the message before a commit that the mixing weights' update conditions on
 MIXER_CHUNK = 256  # committed characters scored per request for the mixing weights' update
+SAVE_WAIT_S = 300  # how long a save waits for the adaptation to catch up with what was committed
 
 
 class WriterError(RuntimeError):
@@ -94,6 +95,7 @@ def _chain(outer: Future, inner: Future, convert: Callable) -> None:
             outer.set_exception(exc)
 
     inner.add_done_callback(done)
+    outer.add_done_callback(lambda f: inner.cancel() if f.cancelled() else None)  # cancelling stops the work
 
 
 def _done(value) -> Future:
@@ -281,14 +283,18 @@ class Writer:
         """Save every part of the profile together (waits for the adaptation to catch up); None without one."""
         if self.profile is None or self.store is None:
             return None
-        from dasher_rnn.adapt.profiles import encode_weights
+        from dasher_rnn.adapt.profiles import ProfileError, encode_weights
 
         with self._save_lock:
             parts, info = {}, {"model": self.model}
             if self.mixer is not None:
                 parts["ppm"] = self.mixer.to_bytes()
             if self.session is not None:
-                weights, session_info = self.session.snapshot().result(60)
+                try:
+                    weights, session_info = self.session.snapshot().result(SAVE_WAIT_S)
+                except TimeoutError:
+                    raise ProfileError(f"could not save profile {self.profile!r}: the adaptation is more than "
+                                       f"{SAVE_WAIT_S} s behind; nothing was written, try again") from None
                 parts["rnn"] = encode_weights(weights)
                 info.update(session_info)
             elif self.store.exists(self.profile):

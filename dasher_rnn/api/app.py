@@ -33,10 +33,10 @@ from dasher_rnn.api.sessions import ApiError, Registry
 
 log = logging.getLogger(__name__)
 
-ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 507)}
+ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503, 507)}
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
-                422: "invalid_request", 429: "limit_reached"}
+                422: "invalid_request", 429: "limit_reached", 503: "unavailable"}
 
 
 def _json_default(obj):
@@ -128,8 +128,7 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return error_response(500, "internal_error", f"internal error ({type(exc).__name__}); the server goes on")
 
-    def session(sid: str):
-        return registry.get(sid)
+    use = registry.use  # the session, marked in use (not idle) while the request runs
 
     # -- server ----------------------------------------------------------------------
     @app.get("/v1/health", response_model=s.Health, tags=["server"])
@@ -149,7 +148,9 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
     # -- sessions --------------------------------------------------------------------
     @app.get("/v1/sessions", response_model=s.SessionList, tags=["sessions"])
     async def list_sessions():
-        return {"sessions": registry.list()}
+        """How many sessions are open and their profiles; never their ids (only the client that opened a session
+        is given its id)."""
+        return registry.list()
 
     @app.post("/v1/sessions", response_model=s.SessionInfo, status_code=201, tags=["sessions"])
     async def open_session(req: Annotated[s.SessionCreate | None, Body()] = None):
@@ -158,7 +159,8 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
 
     @app.get("/v1/sessions/{sid}", response_model=s.SessionInfo, tags=["sessions"])
     async def session_info(sid: str):
-        return ops.session_info(session(sid))
+        with use(sid) as session:
+            return ops.session_info(session)
 
     @app.delete("/v1/sessions/{sid}", response_model=s.Closed, tags=["sessions"])
     async def close_session(sid: str, save: bool = True):
@@ -168,57 +170,67 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
     @app.post("/v1/sessions/{sid}/contexts", response_model=s.ContextInfo, status_code=201, tags=["contexts"])
     async def create_context(sid: str, req: s.ContextCreate):
         """A context handle: a new root (``text``) or ``symbols`` below a ``parent`` handle."""
-        return await ops.create_context(session(sid), req)
+        with use(sid) as session:
+            return await ops.create_context(session, req)
 
     @app.post("/v1/sessions/{sid}/contexts/batch", response_model=s.ContextBatchInfo, status_code=201,
               tags=["contexts"])
     async def create_contexts(sid: str, req: s.ContextBatch):
-        return await ops.create_contexts(session(sid), req)
+        with use(sid) as session:
+            return await ops.create_contexts(session, req)
 
     @app.delete("/v1/sessions/{sid}/contexts/{handle}", response_model=s.Ok, tags=["contexts"])
     async def release_context(sid: str, handle: int):
         """Release a context and every context below it."""
-        return ops.release(session(sid), handle)
+        with use(sid) as session:
+            return ops.release(session, handle)
 
     @app.post("/v1/sessions/{sid}/distributions", response_model=s.Distributions, tags=["contexts"])
     async def distributions(sid: str, req: s.DistributionsRequest):
         """Next-symbol distributions of context handles, computed in one batch."""
-        return await ops.distributions(session(sid), req)
+        with use(sid) as session:
+            return await ops.distributions(session, req)
 
     @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"])
     async def commit(sid: str, req: s.CommitRequest):
         """The user wrote ``text``: learn from it (contexts created afterwards use the updated weights)."""
-        return await ops.commit(session(sid), req)
+        with use(sid) as session:
+            return await ops.commit(session, req)
 
     @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"])
     async def delete(sid: str, req: s.DeleteRequest):
         """The user deleted ``count`` committed characters: learning on them is rolled back."""
-        return await ops.delete(session(sid), req)
+        with use(sid) as session:
+            return await ops.delete(session, req)
 
     @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"])
     async def reset(sid: str, req: Annotated[s.WaitRequest | None, Body()] = None):
         """A message boundary: what is committed next starts a new message."""
-        return await ops.reset(session(sid), req or s.WaitRequest())
+        with use(sid) as session:
+            return await ops.reset(session, req or s.WaitRequest())
 
     @app.post("/v1/sessions/{sid}/adapt", response_model=s.AdaptDone, tags=["adaptation"])
     async def adapt(sid: str, req: s.AdaptRequest):
         """Pause (``enabled: false``) or resume learning."""
-        return await ops.adapt(session(sid), req)
+        with use(sid) as session:
+            return await ops.adapt(session, req)
 
     @app.post("/v1/sessions/{sid}/profile/save", response_model=s.Saved, tags=["adaptation"])
     async def save_profile(sid: str):
         """Save the session's profile now (closing the session or the server also saves it)."""
-        return await ops.save_profile(session(sid))
+        with use(sid) as session:
+            return await ops.save_profile(session)
 
     @app.websocket("/v1/sessions/{sid}/ws")
     async def websocket(ws: WebSocket, sid: str):
         await ws.accept()
         try:
-            registry.get(sid)
+            session = registry.get(sid)
         except ApiError as exc:
             await ws.send_text(json.dumps({"id": None, "status": exc.status, **exc.body()}, ensure_ascii=True))
             await ws.close(code=4404, reason="unknown session")
             return
+        session.connections += 1  # an open WebSocket keeps its session from expiring
         try:
             while True:
                 message = await ws.receive()
@@ -228,6 +240,9 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                 await ws.send_text(reply)
         except WebSocketDisconnect:
             return
+        finally:
+            session.connections -= 1
+            session.touch()
 
     app.add_middleware(Guard, token=token, max_body_bytes=registry.limits.max_body_bytes, loopback=loopback,
                        origins=origins)
@@ -237,8 +252,20 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
 
 
 # -- WebSocket messages ----------------------------------------------------------------
+async def _release(session, req: s.ReleaseRequest) -> dict:
+    return ops.release(session, req.context)
+
+
+async def _info(session, req: s.NoFields) -> dict:
+    return ops.session_info(session)
+
+
+async def _save(session, req: s.NoFields) -> dict:
+    return await ops.save_profile(session)
+
+
 WS_OPS = {
-    # op: (request model, function(session, request))
+    # op: (request model, function(session, request)); the fuzzing tests send each op what its model allows and more
     "context": (s.ContextCreate, ops.create_context),
     "contexts": (s.ContextBatch, ops.create_contexts),
     "distributions": (s.DistributionsRequest, ops.distributions),
@@ -246,6 +273,9 @@ WS_OPS = {
     "delete": (s.DeleteRequest, ops.delete),
     "reset": (s.WaitRequest, ops.reset),
     "adapt": (s.AdaptRequest, ops.adapt),
+    "release": (s.ReleaseRequest, _release),
+    "info": (s.NoFields, _info),
+    "save": (s.NoFields, _save),
 }
 WS_RESULTS: dict[str, type[BaseModel]] = {
     # op: the model its result is checked against (that of the matching HTTP route)
@@ -273,16 +303,7 @@ async def ws_message(registry: Registry, sid: str, message: dict) -> str:
         if not isinstance(op, str):
             raise ApiError(400, "bad_message", "a message needs 'op', a string")
         session = registry.get(sid)
-        if op == "release":
-            handle = data.get("context")
-            if set(data) != {"context"} or type(handle) is not int:
-                raise ApiError(422, "invalid_request", "release takes {\"context\": HANDLE}")
-            result = ops.release(session, handle)
-        elif op == "info":
-            result = ops.session_info(session)
-        elif op == "save":
-            result = await ops.save_profile(session)
-        elif op in WS_OPS:
+        if op in WS_OPS:
             model, fn = WS_OPS[op]
             try:
                 req = model.model_validate(data)

@@ -69,8 +69,10 @@ class DasherClient:
         return to_array(data["distributions"], format)
 
     # -- sessions --------------------------------------------------------------------
-    def sessions(self) -> list[dict]:
-        return self.call("GET", "/v1/sessions")["sessions"]
+    def sessions(self) -> dict:
+        """``{"open", "max_sessions", "sessions": [{"profile", "model", "adapt", "idle_s"}, ...]}``: what any client
+        may see of the open sessions (never their ids: a session's id is known only to the client that opened it)."""
+        return self.call("GET", "/v1/sessions")
 
     def open_session(self, profile: str | None = None, adapt: bool = True, model: str = "hybrid") -> ClientSession:
         info = self.call("POST", "/v1/sessions", {"profile": profile, "adapt": adapt, "model": model})

@@ -9,7 +9,7 @@ import numpy as np
 
 from dasher_rnn import __version__
 from dasher_rnn.api import schemas as s
-from dasher_rnn.api.sessions import ApiSession, Registry, check_count, check_text
+from dasher_rnn.api.sessions import ApiSession, Registry, check_count, check_text, within
 from dasher_rnn.lm.protocol import DASHER_TOTAL
 from dasher_rnn.predictor.service import Distribution
 
@@ -54,7 +54,7 @@ def model_info(registry: Registry) -> dict:
 
 
 async def predict(registry: Registry, req: s.PredictRequest) -> dict:
-    dists = await registry.predict(req.contexts, req.unknown == "reject")
+    dists = await within(registry.limits, registry.predict(req.contexts, req.unknown == "reject"))
     return {"format": req.format, "distributions": encode(dists, req.format)}
 
 
@@ -69,7 +69,8 @@ def session_info(session: ApiSession) -> dict:
 
 async def create_context(session: ApiSession, req: s.ContextCreate) -> dict:
     spec = s.ContextSpec.model_construct(**req.model_dump(exclude={"format"}))
-    out = await create_contexts(session, s.ContextBatch.model_construct(contexts=[spec], format=req.format))
+    out = await within(session.limits, _create_contexts(session, s.ContextBatch.model_construct(contexts=[spec],
+                                                                                                format=req.format)))
     single = {"handle": out["handles"][0]}
     if "distributions" in out:
         single["distribution"] = out["distributions"][0]
@@ -77,6 +78,10 @@ async def create_context(session: ApiSession, req: s.ContextCreate) -> dict:
 
 
 async def create_contexts(session: ApiSession, req: s.ContextBatch) -> dict:
+    return await within(session.limits, _create_contexts(session, req))
+
+
+async def _create_contexts(session: ApiSession, req: s.ContextBatch) -> dict:
     check_count(len(req.contexts), session.limits.max_contexts, "contexts")
     handles: list[int | None] = [None] * len(req.contexts)
     roots = [(i, c) for i, c in enumerate(req.contexts) if c.text is not None]
@@ -86,21 +91,29 @@ async def create_contexts(session: ApiSession, req: s.ContextBatch) -> dict:
         session.node(c.parent)
     for _, c in roots:
         check_text(c.text, session.alphabet, session.limits, "context text", c.unknown == "reject")
-    for (i, _), h in zip(children, await session.create_children([(c.parent, c.symbols) for _, c in children]),
-                         strict=True):
-        handles[i] = h
-    reject = [c.unknown == "reject" for _, c in roots]
-    for (i, c), r in zip(roots, reject, strict=True):
-        handles[i] = (await session.create_roots([c.text], r))[0]
-    out: dict = {"handles": handles}
-    if req.format is not None:
-        out["distributions"] = encode(await session.distributions(handles), req.format)
-    return out
+    before = set(session.handles)
+    try:
+        for (i, _), h in zip(children, await session.create_children([(c.parent, c.symbols) for _, c in children]),
+                             strict=True):
+            handles[i] = h
+        for reject in (True, False):  # the roots of each kind in one call, read together
+            group = [(i, c.text) for i, c in roots if (c.unknown == "reject") == reject]
+            if group:
+                for (i, _), h in zip(group, await session.create_roots([text for _, text in group], reject),
+                                     strict=True):
+                    handles[i] = h
+        out: dict = {"handles": handles}
+        if req.format is not None:
+            out["distributions"] = encode(await session.distributions(handles), req.format)
+        return out
+    except BaseException:  # stopped by the time limit, or failed: the client never learns these handles
+        session.forget([h for h in handles if h is not None and h not in before])
+        raise
 
 
 async def distributions(session: ApiSession, req: s.DistributionsRequest) -> dict:
-    return {"format": req.format, "distributions": encode(await session.distributions(req.contexts, req.priority),
-                                                         req.format)}
+    dists = await within(session.limits, session.distributions(req.contexts, req.priority))
+    return {"format": req.format, "distributions": encode(dists, req.format)}
 
 
 def release(session: ApiSession, handle: int) -> dict:

@@ -83,6 +83,16 @@ class AdaptRequest(Strict):
     enabled: bool
 
 
+class ReleaseRequest(Strict):
+    """The WebSocket's ``release`` (over HTTP the handle is in the path)."""
+
+    context: int = Field(description="the context handle to release, with every context below it")
+
+
+class NoFields(Strict):
+    """The WebSocket's ``info`` and ``save``: nothing but ``op`` and ``id``."""
+
+
 class PredictRequest(Strict):
     contexts: list[str] = Field(description="context texts; one distribution each, in order")
     format: Format = Field("log_probs", description=FORMAT_DOC)
@@ -118,7 +128,6 @@ class ErrorBody(BaseModel):
     position: int | None = Field(None, description="unknown_character: its position in the (normalised) text")
     alphabet: str | None = Field(None, description="unknown_character: the alphabet's name")
     symbols: str | None = Field(None, description="unknown_character: the alphabet's symbols")
-    session: str | None = Field(None, description="profile_in_use: the session holding the profile")
 
 
 class ErrorResponse(BaseModel):
@@ -153,6 +162,10 @@ class LimitsInfo(Reply):
     max_nodes: int = Field(description="context-tree nodes under one session's roots")
     max_text: int = Field(description="characters of one text (a context's root, a commit, a delete count)")
     max_symbols: int = Field(description="symbols appended below a parent in one context")
+    idle_timeout_s: float = Field(description="a session unused this long (no request, no open WebSocket) is closed, "
+                                              "its profile saved; 0: never")
+    request_timeout_s: float = Field(description="a prediction request (predict, contexts, distributions) running "
+                                                 "longer is stopped and answered 503 timeout; 0: never")
 
 
 class ModelInfo(Reply):
@@ -174,15 +187,19 @@ class Distributions(Reply):
 
 
 class SessionSummary(Reply):
-    session: str
+    """An open session as any client may see it: never its id, which only the client that opened it holds."""
+
     profile: str | None
     model: SessionModel
     adapt: bool
-    contexts: int = Field(description="context handles held")
+    idle_s: float = Field(description="seconds since it was last used (0 while a request runs or a WebSocket is "
+                                      "open); it is closed when this reaches the idle timeout")
 
 
 class SessionList(Reply):
-    sessions: list[SessionSummary]
+    open: int = Field(description="sessions open")
+    max_sessions: int = Field(description="the limit")
+    sessions: list[SessionSummary] = Field(description="the open sessions, without their ids")
 
 
 class AdaptationEvent(Reply):

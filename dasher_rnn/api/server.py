@@ -7,9 +7,13 @@ flight finish, then every session closes, saving its profile.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import math
 import os
+import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +48,15 @@ class ServerConfig:
     ppm_train: list[str] = field(default_factory=list)  # the hybrid's PPM training text (files or folders)
 
     def checked(self) -> ServerConfig:
-        """Refuses a non-loopback address without a token (``--token`` or ``$DASHER_RNN_TOKEN``)."""
+        """Refuses a port outside 0-65535, a negative or infinite time limit, and a non-loopback address without a
+        token (``--token`` or ``$DASHER_RNN_TOKEN``): a ``ValueError`` saying which."""
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"the port must be 0-65535, not {self.port}")
+        for name in ("idle_timeout_s", "request_timeout_s"):
+            value = getattr(self.limits, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name.removesuffix('_s').replace('_', '-')} must be a number of seconds >= 0 "
+                                 f"(0: never), not {value}")
         if self.token is None:
             self.token = os.environ.get(TOKEN_ENV) or None
         if not is_loopback(self.host) and not self.token:
@@ -72,11 +84,49 @@ def _uvicorn_config(config: ServerConfig):
                           timeout_graceful_shutdown=10, server_header=False)
 
 
-def run_server(config: ServerConfig) -> None:
-    """Serve in the foreground until SIGINT/SIGTERM."""
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``; an ``OSError`` saying so in one line when the port is busy or the address
+    cannot be used."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a closed server's port is free
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(f"port {port} on {host} is busy (another server, or another dasher-rnn serve, is "
+                          "listening there): stop it or choose another with --port") from None
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def run_server(config: ServerConfig, ready: Callable[[str], None] | None = None) -> None:
+    """Serve in the foreground until SIGINT/SIGTERM. The port is bound and the model loaded before anything is
+    served, so a busy port or a broken model is an exception here (``OSError``, ``ModelFileError``), not a
+    traceback in the server's log; ``ready(url)`` is called once both are done."""
     import uvicorn
 
-    uvicorn.Server(_uvicorn_config(config.checked())).run()
+    from dasher_rnn.lm.model_io import ModelFileError
+
+    config = config.checked()
+    sock = bind(config.host, config.port)
+    try:
+        uv_config = _uvicorn_config(config)
+        registry = uv_config.app.state.registry
+        try:
+            registry.load()
+        except (ModelFileError, OSError, ValueError):
+            raise
+        except Exception as exc:  # whatever else a broken model file raises (torch, safetensors, onnxruntime)
+            raise ModelFileError(f"{config.model_dir}: the model cannot be loaded ({type(exc).__name__}: {exc})") \
+                from None
+        host = f"[{config.host}]" if ":" in config.host else config.host
+        if ready is not None:
+            ready(f"http://{host}:{sock.getsockname()[1]}")
+        uvicorn.Server(uv_config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 class BackgroundServer:

@@ -14,9 +14,13 @@ import logging
 import secrets
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.adapt.profiles import ProfileError
@@ -28,6 +32,8 @@ from dasher_rnn.predictor.tree import Node, NodeError
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+EXPIRED_KEPT = 1000  # ids of expired sessions remembered, to answer them with session_expired
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,8 @@ class Limits:
     max_nodes: int = 100_000  # tree nodes under one session's live roots (handles and the nodes between them)
     max_text: int = 10_000  # characters of one text (a root's context, a commit)
     max_symbols: int = 64  # symbols appended below a parent in one context creation
+    idle_timeout_s: float = 1800.0  # a session unused this long is closed (its profile saved); 0: never
+    request_timeout_s: float = 30.0  # a prediction request running longer is stopped (503 timeout); 0: never
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -95,6 +103,32 @@ async def wait(future: Future) -> object:
         raise
 
 
+async def within(limits: Limits, work: Awaitable[T]) -> T:
+    """``work`` under the request time limit: past it, the work is cancelled (what the predictor has not started is
+    dropped, a long context stops at its next chunk) and the client gets a 503 ``timeout``."""
+    if not limits.request_timeout_s > 0:
+        return await work
+    try:
+        return await asyncio.wait_for(work, limits.request_timeout_s)
+    except TimeoutError:
+        raise ApiError(503, "timeout", f"the request took over {limits.request_timeout_s:g} s and was stopped: ask for "
+                                       "fewer or shorter contexts at once") from None
+
+
+def release_when_done(futures: list[Future], release: Callable[[Context], None]) -> None:
+    """Cancel ``futures`` of contexts nobody will use (a request stopped or failed), releasing those that come."""
+    def done(future: Future) -> None:
+        if not future.cancelled() and future.exception() is None:
+            try:
+                release(future.result())
+            except (ServiceClosed, NodeError):
+                pass
+
+    for future in futures:
+        if not future.cancel():
+            future.add_done_callback(done)
+
+
 def _subtree_size(node: Node) -> int:
     """Nodes in a subtree, read while the worker may drop evicted leaves (``list`` snapshots each dict)."""
     count, stack = 0, [node]
@@ -112,7 +146,8 @@ class ApiSession:
     Operations on one session are serialised (``lock``); anything that may block (reading a context,
     learning the mixing weights, saving) runs on a worker thread, so the event loop stays free."""
 
-    def __init__(self, sid: str, writer: Writer, limits: Limits, adapt: bool, profile: str | None):
+    def __init__(self, sid: str, writer: Writer, limits: Limits, adapt: bool, profile: str | None,
+                 clock: Callable[[], float] = time.monotonic):
         self.id, self.writer, self.limits = sid, writer, limits
         self.profile, self.adapt, self.model = profile, adapt, writer.model
         self.learns = adapt or profile is not None  # takes commits (learning them unless paused)
@@ -124,7 +159,30 @@ class ApiSession:
         self._nodes = 0  # contexts under live roots, counted up on creation and recounted at the limit
         self.lock = asyncio.Lock()
         self.created = time.time()
+        self.clock = clock  # seconds, for the idle timeout
+        self.last_used = clock()
+        self.active = 0  # requests in progress
+        self.connections = 0  # open WebSockets
         self.closed = False
+
+    @contextmanager
+    def in_use(self) -> Iterator[ApiSession]:
+        """Marks a request in progress: the session is not idle while it runs, nor until the idle timeout after."""
+        self.active += 1
+        self.touch()
+        try:
+            yield self
+        finally:
+            self.active -= 1
+            self.touch()
+
+    def touch(self) -> None:
+        """The session was used now: its idle time starts again."""
+        self.last_used = self.clock()
+
+    def idle_for(self, now: float) -> float:
+        """Seconds since the session was last used; 0 while a request runs or a WebSocket is open."""
+        return 0.0 if self.active or self.connections else max(0.0, now - self.last_used)
 
     @property
     def notice(self) -> str | None:
@@ -189,7 +247,11 @@ class ApiSession:
         async with self.lock:
             await self._make_room(len(texts), len(texts))
             futures = [self._call(self.writer.root_async, t) for t in texts]
-            contexts = [await wait(f) for f in futures]
+            try:
+                contexts = [await wait(f) for f in futures]
+            except BaseException:  # stopped (the time limit) or failed: none of them gets a handle
+                release_when_done(futures, self.writer.release)
+                raise
             self._nodes += len(contexts)
             return [self._register(c, root=True) for c in contexts]
 
@@ -235,6 +297,23 @@ class ApiSession:
             self._by_node.pop(id(context.node), None)
         self.roots.discard(handle)
         self._call(self.writer.release, context)
+
+    def forget(self, handles: list[int]) -> None:
+        """Drop handles made by a request that did not answer: its roots are released; a child's node stays (it may
+        lie between other contexts) and only loses its handle."""
+        for handle in handles:
+            context = self.handles.get(handle)
+            if context is None:
+                continue
+            if handle in self.roots:
+                try:
+                    self.release(handle)
+                except ApiError:
+                    pass
+            else:
+                del self.handles[handle]
+                if context.node is not None and self._by_node.get(id(context.node)) == handle:
+                    del self._by_node[id(context.node)]
 
     async def distributions(self, handles: list[int], priority: float = 0.0) -> list[Distribution]:
         check_count(len(handles), self.limits.max_contexts, "contexts")
@@ -326,7 +405,7 @@ class Registry:
 
     def __init__(self, model_dir: str | Path, limits: Limits | None = None, profiles_dir: str | Path | None = None,
                  backend: str = "auto", threads: int | None = None, budget: int = 3000, adapt_config=None,
-                 ppm_train: list[str] | None = None):
+                 ppm_train: list[str] | None = None, clock: Callable[[], float] = time.monotonic):
         from dasher_rnn.lm.model_io import read_checked_config
 
         self.model_dir = Path(model_dir)
@@ -338,9 +417,13 @@ class Registry:
         self._ppm: dict[str, object] = {}  # model -> PPM trained on ppm_train, built once and forked per session
         self._ppm_lock = threading.Lock()
         self.sessions: dict[str, ApiSession] = {}
+        self._expired: OrderedDict[str, float] = OrderedDict()  # id -> seconds idle when it expired
+        self._reaper: asyncio.Task | None = None
+        self._closing: dict[str, ApiSession] = {}  # expired sessions being saved and closed
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
         self.base: Writer | None = None
         self.started = time.time()
+        self.clock = clock  # seconds, for idle timeouts (``time.monotonic``; tests pass their own)
 
     def _config(self, **values) -> WriterConfig:
         extra = {"adaptation": self.adapt_config} if self.adapt_config is not None else {}
@@ -348,10 +431,59 @@ class Registry:
                             backend=self.backend, threads=self.threads, budget=self.budget, **extra, **values)
 
     # -- lifetime --------------------------------------------------------------------
+    def load(self) -> None:
+        """Build the stateless predictor now (blocking): ``serve`` does this before it listens, so a broken model is
+        an error on the command line."""
+        if self.base is None:
+            self.base = build_writer(self._config(model="rnn", adapt=False))
+
     async def start(self) -> None:
-        self.base = await asyncio.to_thread(build_writer, self._config(model="rnn", adapt=False))
+        if self.base is None:
+            await asyncio.to_thread(self.load)
+        if self.limits.idle_timeout_s > 0:
+            self._reaper = asyncio.create_task(self._reap(), name="idle-sessions")
+
+    async def _reap(self) -> None:
+        period = min(30.0, max(0.05, self.limits.idle_timeout_s / 4))
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self.expire_idle()
+            except Exception:  # never stop reaping
+                log.exception("closing idle sessions failed")
+
+    async def expire_idle(self, now: float | None = None) -> list[str]:
+        """Close every session unused for the idle timeout (saving its profile, freeing its slot and its profile
+        lock); the ids closed. ``now``: a reading of the registry's clock (by default, now)."""
+        timeout = self.limits.idle_timeout_s
+        if timeout <= 0:
+            return []
+        now = self.clock() if now is None else now
+        closed = []
+        for sid in [sid for sid, s in self.sessions.items() if s.idle_for(now) >= timeout]:
+            session = self.sessions.get(sid)
+            seconds = session.idle_for(now) if session is not None else 0.0
+            if seconds < timeout:  # closed, or used again, while an earlier one was closing
+                continue
+            del self.sessions[sid]
+            closed.append(sid)
+            self._expired[sid] = seconds
+            while len(self._expired) > EXPIRED_KEPT:
+                self._expired.popitem(last=False)
+            self._closing[sid] = session  # keeps its slot and its profile until saved and closed
+            try:
+                await asyncio.to_thread(session.close, True)
+                log.info("closed session %s after %.0f s unused (profile %s saved)", sid[:4], seconds, session.profile)
+            except Exception:
+                log.exception("closing idle session %s (profile %s) failed", sid[:4], session.profile)
+            finally:
+                del self._closing[sid]
+        return closed
 
     async def close_all(self, save: bool = True) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
         sessions, self.sessions = list(self.sessions.values()), {}
         results = await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
         for session, result in zip(sessions, results, strict=True):
@@ -365,12 +497,26 @@ class Registry:
     def get(self, sid: str) -> ApiSession:
         session = self.sessions.get(sid)
         if session is None:
+            if sid in self._expired:
+                raise ApiError(404, "session_expired", f"session {sid!r} was closed after {self._expired[sid]:.0f} s "
+                                                       f"unused (the idle timeout is {self.limits.idle_timeout_s:g} s); "
+                                                       "its profile was saved: open a new session")
             raise ApiError(404, "unknown_session", f"no session {sid!r} (closed, or never opened on this server)")
         return session
 
-    def list(self) -> list[dict]:
-        return [{"session": s.id, "profile": s.profile, "model": s.model, "adapt": s.adapt, "contexts": len(s.handles)}
+    @contextmanager
+    def use(self, sid: str) -> Iterator[ApiSession]:
+        """The session ``sid``, marked in use (not idle) for the duration."""
+        with self.get(sid).in_use() as session:
+            yield session
+
+    def list(self) -> dict:
+        """The open sessions as any client may see them: how many, and their profiles, but never their ids (an id
+        is the capability to use, read and close a session, held by the client that opened it alone)."""
+        now = self.clock()
+        rows = [{"profile": s.profile, "model": s.model, "adapt": s.adapt, "idle_s": round(s.idle_for(now), 1)}
                 for s in self.sessions.values()]
+        return {"open": len(rows), "max_sessions": self.limits.max_sessions, "sessions": rows}
 
     async def open(self, profile: str | None, adapt: bool = True, model: str = "hybrid") -> ApiSession:
         from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
@@ -380,13 +526,14 @@ class Registry:
                 check_name(profile)
             except ProfileError as exc:
                 raise ApiError(422, "invalid_profile", str(exc)) from None
-            for s in self.sessions.values():
-                if s.profile == profile:
-                    raise ApiError(409, "profile_in_use", f"profile {profile!r} is open in session {s.id}: use it, "
-                                                          "or close it first", session=s.id)
+            if any(s.profile == profile for s in self.sessions.values()):
+                raise ApiError(409, "profile_in_use", self._in_use_message(profile))
+            if any(s.profile == profile for s in self._closing.values()):
+                raise ApiError(409, "profile_in_use", f"profile {profile!r} is being saved (its session was closed "
+                                                      "after the idle timeout): try again in a moment")
             if profile in self._opening:
                 raise ApiError(409, "profile_in_use", f"profile {profile!r} is being opened by another request")
-        if len(self.sessions) + len(self._opening) >= self.limits.max_sessions:
+        if len(self.sessions) + len(self._opening) + len(self._closing) >= self.limits.max_sessions:
             raise ApiError(429, "too_many_sessions", f"{self.limits.max_sessions} sessions are open, the limit: "
                                                      "close one first")
         key = profile if profile is not None else f"\x00{secrets.token_hex(8)}"
@@ -400,6 +547,12 @@ class Registry:
         self.sessions[session.id] = session
         return session
 
+    def _in_use_message(self, profile: str) -> str:
+        timeout = self.limits.idle_timeout_s
+        after = f"; it is closed after {timeout:g} s unused" if timeout > 0 else ""
+        return (f"profile {profile!r} is open in another session of this server: the client that opened it can use "
+                f"or close it{after}")
+
     def _trained_ppm(self, model: str):
         from dasher_rnn.adapt.compose import DASHER_PPM_ORDER, HYBRID_PPM_ORDER, build_ppm
 
@@ -412,7 +565,7 @@ class Registry:
     def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:
         trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
         writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
-        return ApiSession(secrets.token_hex(8), writer, self.limits, adapt, profile)
+        return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, profile, self.clock)
 
     async def close(self, sid: str, save: bool = True) -> dict:
         session = self.get(sid)
@@ -426,12 +579,9 @@ class Registry:
         texts = [check_text(t, self.alphabet, self.limits, "context text", reject_unknown) for t in texts]
         if self.base is None:
             raise ApiError(503, "starting", "the predictor is still loading")
-        roots = [await wait(f) for f in [self.base.root_async(t) for t in texts]]
+        futures = [self.base.root_async(t) for t in texts]
         try:
+            roots = [await wait(f) for f in futures]
             return await wait(self.base.request(roots))
         finally:
-            for r in roots:
-                try:
-                    self.base.release(r)
-                except ServiceClosed:
-                    break
+            release_when_done(futures, self.base.release)

@@ -23,6 +23,7 @@ class Preset:
     smoothing_min_cutoff: float
     smoothing_beta: float
     reverse_speed: float  # speed factor applied when zooming out
+    control_mode: bool = False  # a control box after the letters (stop, delete, speak... without a click)
 
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
@@ -31,14 +32,15 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            dwell_seconds=1.0, dwell_radius=0.05, pause_when_outside=False, smoothing_min_cutoff=5.0,
            smoothing_beta=1.0, reverse_speed=1.0),
     # Gaze jitters and the eyes also read the boxes: slow, strongly smoothed, fixed speed (reading would look
-    # like hunting to the auto speed control), no clicks, pause when the gaze leaves or is lost.
+    # like hunting to the auto speed control), no clicks, pause when the gaze leaves or is lost; the control box
+    # does what the toolbar's buttons do (hard to reach by gaze).
     Preset("eye-tracker", "Eye tracker", speed_bps=0.8, auto_speed=False, start_on_click=False, dwell_start=True,
            dwell_seconds=1.0, dwell_radius=0.06, pause_when_outside=True, smoothing_min_cutoff=0.5,
-           smoothing_beta=1.0, reverse_speed=0.7),
+           smoothing_beta=1.0, reverse_speed=0.7, control_mode=True),
     # Head mice are steadier than gaze but slower to aim than a hand.
     Preset("head-mouse", "Head mouse", speed_bps=1.0, auto_speed=True, start_on_click=False, dwell_start=True,
            dwell_seconds=1.5, dwell_radius=0.05, pause_when_outside=True, smoothing_min_cutoff=1.5,
-           smoothing_beta=0.5, reverse_speed=0.8),
+           smoothing_beta=0.5, reverse_speed=0.8, control_mode=True),
 )}
 
 

@@ -3,7 +3,10 @@
 Callers never wait on the model: ``child`` only creates a handle, ``request`` returns a
 ``Future`` (and optionally calls back), and everything that touches states runs on the worker.
 Pending requests are merged into one batch per round, highest priority (box size) first, up to
-``max_batch`` nodes; cancelled requests are dropped. Blocking conveniences (``root``,
+``max_batch`` nodes; cancelled requests are dropped. A root whose text is longer than ``root_chunk``
+symbols is read ``root_chunk`` symbols per round, in one batched step with every other long root being
+read, so that requests and short roots are served between its chunks (a long context never holds up
+the others) and a cancelled one stops at the next chunk. Blocking conveniences (``root``,
 ``distributions``, ``predict_texts``) just wait on those futures.
 """
 
@@ -26,7 +29,7 @@ import numpy as np
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR, quantise
 from dasher_rnn.predictor.backends import Backend, make_backend
-from dasher_rnn.predictor.tree import ContextTree, Node
+from dasher_rnn.predictor.tree import ContextTree, Node, RootRead
 
 if TYPE_CHECKING:
     from dasher_rnn.lm.state_adapter import AdapterSpec
@@ -69,13 +72,25 @@ class _Request:
     callback: Callable[[list[Distribution]], None] | None
 
 
+@dataclass(eq=False)
+class _Root:
+    text: str
+    future: Future
+    read: RootRead | None = None
+    weights_version: int = 0  # of the weights it is read with: a swap starts the read again
+
+
 _STOP = object()
 
 
 class PredictorService:
     def __init__(self, backend: Backend, alphabet: Alphabet, budget: int = 3000, floor: float = DASHER_FLOOR,
-                 max_batch: int = 256):
+                 max_batch: int = 256, root_chunk: int = 64):
+        if root_chunk < 1:
+            raise ValueError("root_chunk must be at least 1")
         self.backend, self.alphabet, self.floor, self.max_batch = backend, alphabet, floor, max_batch
+        self.root_chunk = root_chunk
+        self._reads: list[_Root] = []  # long roots being read, a chunk per round
         self.tree = ContextTree(backend, alphabet, budget)
         self.weights_version = 0
         self._commands: queue.Queue = queue.Queue()
@@ -111,8 +126,12 @@ class PredictorService:
         return future
 
     def root_async(self, text: str = "") -> Future:
-        """A root node for a message start (``""``) or the context ``text``."""
-        return self._call(self.tree.root, text)
+        """A root node for a message start (``""``) or the context ``text``. Cancelling the future stops reading a
+        long text at its next chunk."""
+        self._check_open()
+        future: Future = Future()
+        self._commands.put(_Root(text, future))
+        return future
 
     def release(self, node: Node) -> None:
         """Free a node and its subtree; their handles become invalid."""
@@ -129,6 +148,7 @@ class PredictorService:
 
         def swap():
             self.backend.load_weights(state_dict, adapter)
+            self.tree.new_weights()
             self.weights_version += 1
             return self.weights_version
 
@@ -178,7 +198,7 @@ class PredictorService:
     def _run(self) -> None:
         stop = False
         while not stop:
-            items = [self._commands.get()] if not self._pending else []
+            items = [self._commands.get()] if not self._pending and not self._reads else []
             while True:
                 try:
                     items.append(self._commands.get_nowait())
@@ -189,6 +209,8 @@ class PredictorService:
                     stop = True
                 elif isinstance(item, _Request):
                     heapq.heappush(self._pending, item)
+                elif isinstance(item, _Root):
+                    self._start_root(item)
                 else:
                     fn, args, future = item
                     if future.set_running_or_notify_cancel():
@@ -198,18 +220,66 @@ class PredictorService:
                             future.set_exception(exc)
             if not stop:
                 self._serve_batch()
-        for request in self._pending:
+                self._read_roots()
+        for request in [*self._pending, *self._reads]:
             if not request.future.done():
                 request.future.set_exception(ServiceClosed("the predictor service was shut down"))
         self._pending.clear()
+        self._reads.clear()
         while True:  # fail whatever arrived after the stop
             try:
                 item = self._commands.get_nowait()
             except queue.Empty:
                 break
-            future = item.future if isinstance(item, _Request) else item[2] if isinstance(item, tuple) else None
+            future = item.future if isinstance(item, (_Request, _Root)) else item[2] if isinstance(item, tuple) else None
             if future is not None and not future.done():
                 future.set_exception(ServiceClosed("the predictor service was shut down"))
+
+    def _start_root(self, job: _Root) -> None:
+        if job.future.cancelled():
+            return
+        try:
+            job.read = self.tree.start_root(job.text)
+            job.weights_version = self.weights_version
+            if job.read.remaining <= self.root_chunk:  # short: read now, in order with the other commands
+                self.tree.advance([job.read], self.root_chunk)
+                self._finish_root(job)
+            else:
+                self._reads.append(job)
+        except Exception as exc:
+            job.future.set_exception(exc)
+
+    def _finish_root(self, job: _Root) -> None:
+        if job.future.set_running_or_notify_cancel():  # False when the caller cancelled it
+            try:
+                job.future.set_result(self.tree.finish_root(job.read))
+            except Exception as exc:
+                job.future.set_exception(exc)
+
+    def _read_roots(self) -> None:
+        """One chunk of every long root being read (dropping cancelled ones, restarting any whose weights changed)."""
+        if not self._reads:
+            return
+        jobs = []
+        for job in self._reads:
+            if job.future.cancelled():
+                continue
+            if job.weights_version != self.weights_version:
+                job.read, job.weights_version = self.tree.start_root(job.text), self.weights_version
+            jobs.append(job)
+        try:
+            self.tree.advance([job.read for job in jobs], self.root_chunk)
+        except Exception as exc:
+            for job in jobs:
+                if job.future.set_running_or_notify_cancel():
+                    job.future.set_exception(exc)
+            jobs = []
+        self._reads = []
+        for job in jobs:
+            if job.read.remaining:
+                self._reads.append(job)
+            else:
+                self._finish_root(job)
 
     def _serve_batch(self) -> None:
         batch: list[_Request] = []

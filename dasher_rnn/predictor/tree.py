@@ -41,6 +41,21 @@ class Node:
     pinned: bool = False
 
 
+@dataclass(eq=False)
+class RootRead:
+    """A root's context text being read, a chunk at a time (``ContextTree.start_root``, ``advance``, ``finish_root``)."""
+
+    symbols: np.ndarray  # int64: the symbols still to read start at ``pos``
+    h: np.ndarray  # (layers, hidden): the state after ``symbols[:pos]``
+    c: np.ndarray
+    log_probs: np.ndarray  # after ``symbols[:pos]``
+    pos: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return len(self.symbols) - self.pos
+
+
 class ContextTree:
     def __init__(self, backend: Backend, alphabet: Alphabet, budget: int = 3000):
         if budget < 2:
@@ -51,6 +66,11 @@ class ContextTree:
         self._free = list(range(budget - 1, -1, -1))
         self._lru: OrderedDict[int, Node] = OrderedDict()
         self._initial = backend.initial()
+
+    def new_weights(self) -> None:
+        """The backend's weights changed: message starts from now on use its new initial state and distribution
+        (an adapted head predicts the first character too). Nodes already made keep what they have."""
+        self._initial = self.backend.initial()
 
     # -- handles -------------------------------------------------------------------
     def check(self, node: Node) -> None:
@@ -108,16 +128,50 @@ class ContextTree:
     # -- roots and expansion -------------------------------------------------------
     def root(self, text: str = "") -> Node:
         """A pinned root for ``text`` (normalised; cut after its last character outside the alphabet)."""
+        read = self.start_root(text)
+        if read.remaining:
+            read.log_probs, read.h, read.c = self.backend.run(read.symbols, read.h, read.c)
+            read.pos = len(read.symbols)
+        return self.finish_root(read)
+
+    def start_root(self, text: str = "") -> RootRead:
+        """A root's text to read (``advance``), then to make a node of (``finish_root``): long texts are read a chunk
+        at a time, several at once, so that other requests are served in between."""
         text = normalise(text)
         cut = max((i for i, ch in enumerate(text) if ch not in self.alphabet), default=-1)
         symbols = np.array([self.alphabet.index(ch) for ch in text[cut + 1 :]], dtype=np.int64)
         logp, h, c = self._initial
-        if len(symbols):
-            logp, h, c = self.backend.run(symbols, h, c)
+        return RootRead(symbols, h, c, logp)
+
+    def advance(self, reads: list[RootRead], steps: int) -> None:
+        """Read up to ``steps`` more symbols of every unfinished ``reads``, in batched steps of all of them."""
+        active = [r for r in reads if r.remaining]
+        done = 0
+        while active and done < steps:
+            n = min(steps - done, min(r.remaining for r in active))
+            if len(active) == 1:  # alone: the backend's own sequence run (torch reads it in one call)
+                r = active[0]
+                r.log_probs, r.h, r.c = self.backend.run(r.symbols[r.pos : r.pos + n], r.h, r.c)
+                r.pos += n
+            else:
+                symbols = np.stack([r.symbols[r.pos : r.pos + n] for r in active])
+                h, c = np.stack([r.h for r in active], axis=1), np.stack([r.c for r in active], axis=1)
+                for i in range(n):
+                    logp, h, c = self.backend.step(symbols[:, i], h, c)
+                for i, r in enumerate(active):
+                    r.log_probs, r.h, r.c = np.array(logp[i]), np.array(h[:, i]), np.array(c[:, i])
+                    r.pos += n
+            done += n
+            active = [r for r in active if r.remaining]
+
+    def finish_root(self, read: RootRead) -> Node:
+        """The pinned root node of a finished read."""
+        if read.remaining:
+            raise ValueError("the root's text is not read yet")
         node = Node(self, None, -1, 0, pinned=True)
         node.slot = self._take_slot(set())
-        self.h[:, node.slot], self.c[:, node.slot] = h, c
-        node.log_probs = np.asarray(logp, np.float32)
+        self.h[:, node.slot], self.c[:, node.slot] = read.h, read.c
+        node.log_probs = np.asarray(read.log_probs, np.float32)
         self._lru[node.slot] = node
         return node
 

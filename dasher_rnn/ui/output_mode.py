@@ -19,6 +19,7 @@ from PySide6.QtGui import QGuiApplication
 
 from dasher_rnn.output import DirectOutput, OutputUnavailable, Typer, open_typer
 from dasher_rnn.output.typers import on_wayland
+from dasher_rnn.ui.widgets import wrap_tip
 
 if TYPE_CHECKING:
     from dasher_rnn.ui.window import MainWindow
@@ -46,7 +47,7 @@ class OutputMode:
                                               "Read the current message aloud whenever writing stops", checkable=True)
         if not w.speaker.available:
             self.speak_on_stop_action.setEnabled(False)
-            self.speak_on_stop_action.setToolTip(w.speaker.reason)
+            self.speak_on_stop_action.setToolTip(wrap_tip(w.speaker.reason))
         menu = w.menuBar().addMenu("&Output")
         for action in (self.direct_action, self.copy_on_stop_action, self.speak_on_stop_action):
             menu.addAction(action)

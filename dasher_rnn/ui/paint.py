@@ -1,7 +1,8 @@
 """Drawing one frame of boxes, crosshair, pointer line and dwell ring with a QPainter.
 
 A pure function of its arguments, so the window, screenshots and the frame-time benchmark (painting into a
-QImage) draw identically. Colours, brushes, pens and fonts are built once per scheme and alphabet and kept in
+QImage) draw identically. Control mode's boxes (the control box after the letters and its actions) have their
+own colours and are labelled with their names. Colours, brushes, pens and fonts are built once per scheme and alphabet and kept in
 a small cache: a frame may hold thousands of boxes and allocating Qt objects for each would dominate its time.
 """
 
@@ -28,6 +29,8 @@ _HIGH_CONTRAST_GROUPS = {
     "space": "#3a3a3a",
 }
 _HIGH_CONTRAST_OTHER = ("#005f6b", "#7a4a00", "#4b0082", "#2f4f4f")
+# control mode: the control box, then its actions (alternating), per scheme
+_CONTROL_COLOURS = {"default": ("#b8b8b8", "#d7cff2", "#c2b6ea"), "high-contrast": ("#404040", "#6b1f1f", "#2a0c0c")}
 
 
 @dataclass
@@ -48,6 +51,8 @@ class _Palette:
     label_cap: float  # largest label, as a fraction of the view height
     fonts: dict[int, tuple[QFont, float]]  # pixel size -> (font, half its line height)
     labels: dict[tuple[int, int], QStaticText]  # (symbol, pixel size) -> the glyph laid out once
+    control: tuple[QBrush, QBrush, QBrush]  # the control box, its actions (alternating)
+    control_labels: dict[tuple[str, int], tuple[QStaticText, float]]  # (label, pixels) -> (text, its width)
 
     def font(self, pixels: int) -> tuple[QFont, float]:
         cached = self.fonts.get(pixels)
@@ -67,6 +72,18 @@ class _Palette:
             text.setTextFormat(Qt.TextFormat.PlainText)
             text.prepare(QTransform(), self.font(pixels)[0])
         return text
+
+    def control_label(self, label: str, pixels: int) -> tuple[QStaticText, float]:
+        """A control box's name at this size, and how wide it is."""
+        key = (label, pixels)
+        cached = self.control_labels.get(key)
+        if cached is None:
+            font = self.font(pixels)[0]
+            text = QStaticText(label)
+            text.setTextFormat(Qt.TextFormat.PlainText)
+            text.prepare(QTransform(), font)
+            cached = self.control_labels[key] = (text, QFontMetricsF(font).horizontalAdvance(label))
+        return cached
 
 
 _PALETTES: dict[tuple, _Palette] = {}
@@ -115,6 +132,8 @@ def _palette(scheme: str, alphabet: Alphabet) -> _Palette:
         label_cap=0.09 if high else 0.06,
         fonts={},
         labels={},
+        control=tuple(QBrush(QColor(c)) for c in _CONTROL_COLOURS["high-contrast" if high else "default"]),
+        control_labels={},
     )
     _PALETTES[key] = palette
     return palette
@@ -153,6 +172,13 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
         left = width - x_to_screen(y2 - y1) * x_scale  # viewport.screen_x, inlined: thousands of boxes a frame
         symbol = box.symbol
         rect = QRectF(left, top, width - left, bottom - top)
+        item = box.item
+        if item is not None:  # control mode's boxes
+            painter.fillRect(rect, p.control[0] if item.action is None else p.control[1 + (symbol & 1)])
+            rects.append(rect)
+            _paint_control_label(painter, p, item.label, top, bottom, left, width, height, label_scale, cap, min_px)
+            current_font = 0
+            continue
         painter.fillRect(rect, p.root if symbol < 0 else fills[box.depth & 1][symbol])
         rects.append(rect)
         if symbol < 0:
@@ -175,6 +201,26 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
     painter.setBrush(Qt.BrushStyle.NoBrush)
     painter.drawRects(rects)
     _paint_crosshair(painter, p, viewport, pointer_screen, dwell_progress)
+
+
+def _paint_control_label(painter: QPainter, p: _Palette, label: str, top: float, bottom: float, left: float,
+                         width: float, height: float, label_scale: float, cap: int, min_px: int) -> None:
+    """A control box's name at its left edge, as large as a letter's label would be but fitting its width."""
+    vis_top, vis_bottom = max(top, 0.0), min(bottom, height)
+    x = max(left, 0.0) + LABEL_MARGIN_PX
+    room = width - x - LABEL_MARGIN_PX
+    pixels = label_pixels(vis_bottom - vis_top, room, label_scale, cap, min_px)
+    if not pixels:
+        return
+    text, advance = p.control_label(label, pixels)
+    if advance > room:  # shrink to fit, once: widths scale with the font size
+        pixels = int(pixels * room / advance)
+        if pixels < min_px:
+            return
+        text, advance = p.control_label(label, pixels)
+    font, half_line = p.font(pixels)
+    painter.setFont(font)
+    painter.drawStaticText(QPointF(x, (vis_top + vis_bottom) / 2 - half_line), text)
 
 
 def _paint_crosshair(painter: QPainter, p: _Palette, viewport: Viewport, pointer_screen: tuple[float, float] | None,

@@ -2,6 +2,8 @@
 
 Qt's text-to-speech module when this PySide6 has it (PySide6-Essentials does not); otherwise a speech
 command found on PATH, started without waiting for it; otherwise nothing, and ``reason`` says why.
+Each command started is waited for on a small thread of its own, so that neither a finished nor an
+interrupted one is left behind as a zombie process.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import logging
 import shutil
 import subprocess
+import threading
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +26,7 @@ class Speaker:
         self._engine = None
         self._command: list[str] | None = None
         self._process: subprocess.Popen | None = None
+        self._reapers: list[threading.Thread] = []  # one per command started, waiting for it to end
         self.backend = ""
         if use_qt:
             self._engine = _qt_engine()
@@ -58,12 +62,28 @@ class Speaker:
         if self._command[-1] != "--" and text.startswith("-"):
             text = " " + text  # never read as an option
         try:
-            self._process = subprocess.Popen([*self._command, text], stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen([*self._command, text], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError as exc:
             log.warning("cannot start %s: %s", self._command[0], exc)
             return False
+        self._process = process
+        reaper = threading.Thread(target=process.wait, name="speech-reaper", daemon=True)
+        reaper.start()
+        self._reapers = [t for t in self._reapers if t.is_alive()] + [reaper]
         return True
+
+    @property
+    def running(self) -> bool:
+        """A speech command is still saying something."""
+        process = self._process
+        return process is not None and process.poll() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait until every command started has ended and been reaped (tests; closing)."""
+        for reaper in list(self._reapers):
+            reaper.join(timeout)
+        self._reapers = [t for t in self._reapers if t.is_alive()]
 
     def stop(self) -> None:
         """Interrupt speech still running (a new message replaces the old one)."""
@@ -71,7 +91,7 @@ class Speaker:
             self._engine.stop()
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            process.terminate()
+            process.terminate()  # its reaper thread waits for it
 
 
 def _qt_engine():

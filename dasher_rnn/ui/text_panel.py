@@ -9,13 +9,18 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont, QPalette, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
+PLACEHOLDER = ("What you write appears here. Write by steering into the boxes below; this panel is for reading "
+               "(Copy all, Save or Speak take the text elsewhere).")
+
 
 class OutputPanel(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.setPlaceholderText("The text you write appears here.")
+        self.setPlaceholderText(PLACEHOLDER)
+        self.setAccessibleName("The text you wrote")  # what a screen reader calls it
+        self.setAccessibleDescription(PLACEHOLDER)
         self._text = ""
         self._default_palette = QPalette(self.palette())
 

@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDialog,
     QDoubleSpinBox,
     QFileDialog,
     QLabel,
@@ -35,14 +36,18 @@ from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import FONT_SIZE_RANGE, Preferences, SettingsError, SettingsStore
+from dasher_rnn.ui.documents import documents_folder, timestamped_path
 from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
 from dasher_rnn.ui.output_mode import OutputMode
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.stats_view import StatsDialog
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.tutorial import TutorialDialog
+from dasher_rnn.ui.undo_bar import UndoBar
 from dasher_rnn.ui.view import DasherView
-from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
+from dasher_rnn.ui.widgets import wrap_tip
+from dasher_rnn.zoom.control import CONTROL_ITEMS, Action, last_sentence
+from dasher_rnn.zoom.controller import SPEED_RANGE, MessageStats, WritingController
 from dasher_rnn.zoom.model import Frame
 
 log = logging.getLogger(__name__)
@@ -74,6 +79,7 @@ class MainWindow(QMainWindow):
         self.prefs = prefs
         self.journal = journal
         self.restore_bar: QToolBar | None = None
+        self._dialog: QDialog | None = None  # the Preferences, Profile or Help dialog last opened
         self.gaze: GazeSource | None = None
         self.frames = 0
         self._closed = False
@@ -136,7 +142,7 @@ class MainWindow(QMainWindow):
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
         if tip:
-            action.setToolTip(tip)
+            action.setToolTip(wrap_tip(tip))  # a long tooltip is never cut off at the window's edge
             action.setStatusTip(tip)
         action.setCheckable(checkable)
         action.triggered.connect(slot)
@@ -153,12 +159,21 @@ class MainWindow(QMainWindow):
                                          "Zoom faster while this is on or while Shift is held", checkable=True)
         self.copy_action = self._action("Copy all", self.copy_all, "Ctrl+Shift+C", "Copy all the text to the clipboard")
         self.clear_action = self._action("Clear", self.clear_text, None, "Throw away all the text")
-        self.save_action = self._action("Save…", self.save_text, QKeySequence.StandardKey.Save,
-                                        "Save all the text to a UTF-8 file")
+        self.save_action = self._action("Save", self.save_text, QKeySequence.StandardKey.Save,
+                                        f"Save all the text at once into a new file in {documents_folder()}")
+        self.save_as_action = self._action("Save As…", self.save_text_as, QKeySequence.StandardKey.SaveAs,
+                                           "Save all the text to a file you name")
+        self.preferences_action = self._action("Preferences", self.show_preferences, None,
+                                               "Speed, input, stopping, looks, learning and output, with large "
+                                               "controls")
+        self.profile_action = self._action("Profile", self.show_profiles, None,
+                                           "Whose writing the model learns (used from the next start)")
+        self.help_action = self._action("Help", self.show_help, QKeySequence.StandardKey.HelpContents,
+                                        "How to steer, start and stop, back out and undo; where things are kept")
         self.speak_action = self._action("Speak", self.speak, "Ctrl+R", "Read the current message aloud")
         if not self.speaker.available:
             self.speak_action.setEnabled(False)
-            self.speak_action.setToolTip(self.speaker.reason)
+            self.speak_action.setToolTip(wrap_tip(self.speaker.reason))
             self.speak_action.setStatusTip(self.speaker.reason)
         self.new_message_action = self._action("New message", self.new_message, "Ctrl+N",
                                                "Finish this message and start the next (Ctrl+N)")
@@ -166,6 +181,10 @@ class MainWindow(QMainWindow):
         self.panel_action = self._action("Text panel", self.set_text_panel, None,
                                          "Show or hide the text above the canvas (drag its edge to resize it)",
                                          checkable=True)
+        self.control_action = self._action("Control box", self.set_control_mode, None,
+                                           "A box after the letters to stop, delete, speak, copy and start a new "
+                                           "message by steering, without a click (Dasher's control mode)",
+                                           checkable=True)
         self.full_screen_action = self._action("Full screen", self.set_full_screen, "F11",
                                                "Use the whole screen for the window (F11)", checkable=True)
 
@@ -173,6 +192,10 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.save_action)
+        file_menu.addAction(self.save_as_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.preferences_action)
+        file_menu.addAction(self.profile_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = bar.addMenu("&Edit")
@@ -183,9 +206,12 @@ class MainWindow(QMainWindow):
         writing_menu = bar.addMenu("&Writing")
         writing_menu.addAction(self.start_action)
         writing_menu.addAction(self.turbo_action)
+        writing_menu.addAction(self.control_action)
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.panel_action)
         view_menu.addAction(self.full_screen_action)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.help_action)
 
     def _menu(self, title: str):
         """The menu bar's menu called ``title``, made when there is none."""
@@ -227,7 +253,7 @@ class MainWindow(QMainWindow):
         self.speed_box.setSingleStep(0.1)
         self.speed_box.setDecimals(1)
         self.speed_box.setSuffix(" bits/s")
-        self.speed_box.setToolTip("Zoom speed: the most information per second you write")
+        self.speed_box.setToolTip(wrap_tip("Zoom speed: the most information per second you write"))
         self.speed_box.valueChanged.connect(self._on_speed)
         controls.addWidget(QLabel(" Speed "))
         controls.addWidget(self.speed_box)
@@ -248,7 +274,7 @@ class MainWindow(QMainWindow):
         self.preset_box = QComboBox()
         for name, p in PRESETS.items():
             self.preset_box.addItem(p.label, name)
-        self.preset_box.setToolTip("Starting settings for your input device (speed, dwell, smoothing)")
+        self.preset_box.setToolTip(wrap_tip("Starting settings for your input device (speed, dwell, smoothing)"))
         self.preset_box.currentIndexChanged.connect(self._on_preset)
         controls.addWidget(QLabel(" Preset "))
         controls.addWidget(self.preset_box)
@@ -257,13 +283,14 @@ class MainWindow(QMainWindow):
         self.adapt_box = QCheckBox("Adapt")
         self.adapt_box.toggled.connect(self._on_adaptation)
         controls.addWidget(self.adapt_box)
+        controls.addSeparator()
+        controls.addAction(self.new_message_action)  # far from Copy all, on the other row
         self.addToolBar(controls)
         self.addToolBarBreak()
 
         text = QToolBar("Text")
         text.setObjectName("text-toolbar")
-        for action in (self.new_message_action, self.copy_action, self.save_action, self.speak_action,
-                       self.clear_action):
+        for action in (self.copy_action, self.save_action, self.speak_action):
             text.addAction(action)
         text.addSeparator()
 
@@ -285,7 +312,15 @@ class MainWindow(QMainWindow):
         text.addSeparator()
         text.addAction(self.panel_action)
         text.addAction(self.full_screen_action)
+        text.addSeparator()
+        for action in (self.preferences_action, self.profile_action, self.help_action):
+            text.addAction(action)
+        text.addSeparator()
+        text.addAction(self.clear_action)  # last, away from the rest: it throws the text away (with an Undo)
         self.addToolBar(text)
+        self.undo_bar = UndoBar(self)  # the large Undo after New message and Clear
+        self.addToolBarBreak()
+        self.addToolBar(self.undo_bar)
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -309,6 +344,8 @@ class MainWindow(QMainWindow):
         self._show_auto_speed()
         with QSignalBlocker(self.preset_box):
             self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(c.preset.name)))
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(c.control_mode)
         with QSignalBlocker(self.font_box):
             self.font_box.setValue(prefs.font_size)
         with QSignalBlocker(self.scheme_box):
@@ -330,11 +367,11 @@ class MainWindow(QMainWindow):
         if not can_adapt:
             why = "This model does not learn while you write" if writer is None or writer.model == "uniform" \
                 else "Adaptation was off when the app started: tick to turn it on from the next start"
-            self.adapt_box.setToolTip(why)
+            self.adapt_box.setToolTip(wrap_tip(why))
             self.adapt_box.setEnabled(writer is not None and writer.model != "uniform")
         else:
             learns = " and ".join(writer.status().learns)
-            self.adapt_box.setToolTip(f"Learn from what you write ({learns} adapt to you)")
+            self.adapt_box.setToolTip(wrap_tip(f"Learn from what you write ({learns} adapt to you)"))
             if not self.prefs.adaptation:
                 writer.set_adapting(False)
 
@@ -382,8 +419,19 @@ class MainWindow(QMainWindow):
         self._show_auto_speed()
         if self.gaze is not None:
             self.gaze.smoothing = OneEuroFilter(p.smoothing_min_cutoff, p.smoothing_beta)
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(c.control_mode)  # the preset brings its control mode
         self._running_shown = None  # the hint depends on the preset
-        self.remember(preset=name, speed_bps=c.speed_bps, reverse_speed=c.reverse_speed, auto_speed=c.auto_speed_enabled)
+        self.remember(preset=name, speed_bps=c.speed_bps, reverse_speed=c.reverse_speed, auto_speed=c.auto_speed_enabled,
+                      control_mode=c.control_mode)
+
+    def set_control_mode(self, on: bool) -> None:
+        """Show the control box after the letters, or not (the view starts again from the text); the choice is kept."""
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(bool(on))
+        self.output_mode.on_frame(self.controller.set_control_mode(bool(on)))
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.remember(control_mode=bool(on))
 
     def _on_adaptation(self, on: bool) -> None:
         self.remember(adaptation=on)
@@ -508,7 +556,12 @@ class MainWindow(QMainWindow):
         shift = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
         self.controller.turbo = self.turbo_action.isChecked() or shift
         frame = self.controller.frame(pointer, dt)
+        if frame.finished is not None:  # New message in the control box: that message is final
+            self.output_mode.finish_message(frame.finished)
+            self.record_message(self.controller.finished_stats)
         self.output_mode.on_frame(frame)
+        if frame.action is not None:
+            self._on_control_action(frame.action)
         self.view.set_frame(frame, self.controller.dwell.progress)
         self.panel.show_text(self.controller.text)
         if self.journal is not None:
@@ -531,7 +584,8 @@ class MainWindow(QMainWindow):
         self.start_action.setText("Stop" if running else "Start")
         self.undo_action.setEnabled(running or self.controller.can_undo)
         why = {"outside": "Paused (the pointer left the canvas)",
-               "rest": "Stopped (the pointer rested)"}.get(self.controller.stopped_because, "Stopped")
+               "rest": "Stopped (the pointer rested)",
+               "control": "Stopped (the control box)"}.get(self.controller.stopped_because, "Stopped")
         if running:
             self.view.hint = ""
         elif self.controller.preset.dwell_start:
@@ -551,6 +605,23 @@ class MainWindow(QMainWindow):
         self._show_running()
         self.view.set_frame(self.controller.zoom.idle(), 0.0)
         self.statusBar().showMessage("Took back the last run of writing" if undone else "Nothing to take back", 4000)
+
+    def _on_control_action(self, action: Action) -> None:
+        """The crosshair entered an action's box in the control box: the zoom has made its text edits and the
+        controller has stopped (Stop) or started the next message (New message); the rest is done here."""
+        if action in (Action.SPEAK, Action.SPEAK_SENTENCE):
+            if not self.speaker.available:
+                self.set_notice("speech", f"Speak: {self.speaker.reason}.")
+            elif action == Action.SPEAK:
+                self.speak()
+            else:
+                c = self.controller
+                self.speaker.speak(last_sentence(c.zoom.output)
+                                   or last_sentence(next((m for m in reversed(c.history.splitlines()) if m.strip()), "")))
+        elif action == Action.COPY:
+            self.copy_all()
+        label = next(item.label for item in CONTROL_ITEMS if item.action == action)
+        self.statusBar().showMessage(f"Control box: {label}", 3000)
 
     def _on_view_clicked(self) -> None:
         self.view.setFocus()
@@ -596,7 +667,7 @@ class MainWindow(QMainWindow):
             self._notices.pop(key, None)
         joined = "  ·  ".join(self._notices.values())
         self.notice_label.setText(joined)
-        self.notice_label.setToolTip(joined)
+        self.notice_label.setToolTip(wrap_tip(joined, 100))
 
     @property
     def notice(self) -> str:
@@ -643,10 +714,11 @@ class MainWindow(QMainWindow):
             dialog.deleteLater()
 
     # -- progress ---------------------------------------------------------------------------------
-    def record_message(self) -> None:
-        """Keep how the message now finishing was written in the profile's record of progress (not the
-        tutorial's: it has its own controller)."""
-        stats = self.controller.message_stats()
+    def record_message(self, stats: MessageStats | None = None) -> None:
+        """Keep how a message was written in the profile's record of progress: ``stats`` of one just finished,
+        or (None) the current one, which is about to be cleared or closed. The tutorial's are never kept: it has
+        its own controller."""
+        stats = stats if stats is not None else self.controller.message_stats()
         if self.progress_log is None or stats.characters == 0 or stats.seconds <= 0:
             return
         record = MessageRecord(progress_now(), stats.characters, round(stats.seconds, 3), round(stats.bits, 3),
@@ -677,7 +749,7 @@ class MainWindow(QMainWindow):
         bar.setStyleSheet("QToolButton { font-size: 14pt; padding: 8px 16px; } QLabel { font-size: 12pt; }")
         words = len(entry.text.split())
         bar.addWidget(QLabel(f" Unsaved text from {entry.updated} ({words} words): "))
-        bar.addAction("Restore it", lambda: self.resolve_restore(True)).setToolTip(entry.text[-200:])
+        bar.addAction("Restore it", lambda: self.resolve_restore(True)).setToolTip(wrap_tip(entry.text[-200:]))
         bar.addAction("Discard it", lambda: self.resolve_restore(False))
         self.addToolBarBreak()
         self.addToolBar(bar)
@@ -703,35 +775,95 @@ class MainWindow(QMainWindow):
         QGuiApplication.clipboard().setText(self.controller.text)
 
     def clear_text(self) -> None:
+        """Throw all the text away; a large Undo puts it back for a few seconds."""
         self.record_message()
+        cleared = self.controller.text
         self.output_mode.discard()
         self.controller.clear()
         self.panel.show_text(self.controller.text)
         self._show_running()
+        if cleared:
+            self.undo_bar.offer("All the text was cleared.", lambda: self._restore_cleared(cleared))
+
+    def _restore_cleared(self, text: str) -> None:
+        """Undo Clear: the text comes back above whatever was written since (as finished messages)."""
+        c = self.controller
+        c.history = text + ("" if text.endswith("\n") else "\n") + c.history
+        self.panel.show_text(c.text)
+        self.statusBar().showMessage("The cleared text is back", 4000)
 
     def new_message(self) -> None:
-        self.record_message()
+        """Finish this message; a large Undo takes it back for a few seconds (while nothing new is written)."""
+        finished = bool(self.controller.zoom.output)
         self.output_mode.finish_message(self.controller.zoom.output)
         self.controller.new_message()
+        self.record_message(self.controller.finished_stats)
         self.panel.show_text(self.controller.text)
         self._show_running()
+        if finished:
+            self.undo_bar.offer("New message started.", self._reopen_message)
+
+    def _reopen_message(self) -> None:
+        reopened = self.controller.reopen_message()
+        self.panel.show_text(self.controller.text)
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.statusBar().showMessage("Back in the last message" if reopened
+                                     else "Something was written since: the new message stays", 4000)
 
     def save_text(self, path: str | Path | None = None) -> bool:
-        """Write all the text as UTF-8 (asking where when no path is given); errors go to a message box."""
+        """Write all the text as UTF-8, at once: to ``path``, or (none given) to a new timestamped file in the
+        documents folder, with no dialog to answer. Errors go to a message box."""
         if not path:
-            path, _ = QFileDialog.getSaveFileName(self, "Save the text", str(Path.home() / "dasher.txt"),
-                                                  "Text files (*.txt);;All files (*)")
-            if not path:
+            folder = documents_folder()
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                QMessageBox.warning(self, "Save the text", f"Could not make the folder {folder}:\n{exc}")
                 return False
+            path = timestamped_path(folder)
+        return self._write_text(Path(path))
+
+    def save_text_as(self) -> bool:
+        """Save, asking where (for keyboard users)."""
+        folder = documents_folder()
+        start = folder if folder.is_dir() else Path.home()
+        path, _ = QFileDialog.getSaveFileName(self, "Save the text", str(timestamped_path(start)),
+                                              "Text files (*.txt);;All files (*)")
+        return self._write_text(Path(path)) if path else False
+
+    def _write_text(self, path: Path) -> bool:
         try:
-            Path(path).write_text(self.controller.text, encoding="utf-8")
+            path.write_text(self.controller.text, encoding="utf-8")
         except OSError as exc:
             QMessageBox.warning(self, "Save the text", f"Could not save the text to {path}:\n{exc}")
             return False
         if self.journal is not None:
             self.journal.mark_saved(self.controller.text)
-        self.statusBar().showMessage(f"Saved to {path}", 4000)
+        self.statusBar().showMessage(f"Saved to {path}", 10000)
+        self.set_notice("saved", f"Saved to {path}")  # stays until the next save: where the file went
         return True
+
+    # -- dialogs --------------------------------------------------------------------------------
+    def show_preferences(self) -> None:
+        from dasher_rnn.ui.preferences_dialog import PreferencesDialog
+
+        self._dialog = PreferencesDialog(self)
+        self._dialog.open()
+
+    def show_profiles(self) -> None:
+        from dasher_rnn.ui.preferences_dialog import ProfileDialog
+
+        self._dialog = ProfileDialog(self)
+        self._dialog.open()
+
+    def show_help(self) -> None:
+        from dasher_rnn.adapt.profiles import profiles_dir
+        from dasher_rnn.journal import default_path as journal_path
+        from dasher_rnn.ui.help import HelpDialog
+
+        journal = self.journal.path if self.journal is not None else journal_path()
+        self._dialog = HelpDialog(self, documents_folder(), journal, profiles_dir(), self.store.path)
+        self._dialog.open()
 
     def speak(self) -> None:
         """Say the current message, or the last finished one right after New message."""

@@ -12,6 +12,11 @@ out, which writes nothing, nor in the squashed bands at the top and bottom, wher
 pointer to reach a box still off the screen); automatic speed rises only while the
 pointer is steering (see ``input/auto_speed.py``); and ``undo_run`` takes back the last run of
 writing, since the last start, with what it taught the model.
+
+Control mode (``control_mode``; on by default for the eye-tracker and head-mouse presets) puts Dasher's
+control box after the letters (``zoom/control.py``). The zoom makes an action's text edits itself; the
+controller stops on Stop and keeps a finished message (New message); the front end carries out the rest
+(speak, copy), reading ``Frame.action``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dasher_rnn.input.auto_speed import AutoSpeedControl
 from dasher_rnn.input.dwell import DwellDetector
 from dasher_rnn.input.presets import PRESETS, Preset, preset
 from dasher_rnn.input.rest import REST_RADIUS, RestDetector
+from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y
 from dasher_rnn.zoom.model import Frame, Mark, ZoomModel, ZoomSettings
 from dasher_rnn.zoom.sources import PredictionSource
@@ -51,6 +57,7 @@ class ControllerConfig:
     turbo_factor: float = 2.0
     pause_outside: bool = True  # the pointer leaving the canvas pauses (the gaze presets pause regardless)
     rest_stop_seconds: float = 4.0  # a pointer resting this long while writing stops it (0: never)
+    control_mode: bool = PRESETS["mouse"].control_mode  # a control box after the letters
 
 
 @dataclass
@@ -91,11 +98,13 @@ class WritingController:
         self._seen_pointer = False  # the pointer was on the canvas since the last start
         self.stopped_because = ""  # why writing stopped by itself: "outside" or "rest" ("" otherwise)
         self.apply_preset(config.preset)
+        self.set_control_mode(config.control_mode)
         self._bps = 0.0
         self._typed = 0
         self._running_seconds = 0.0
         self._clock = 0.0
         self._message = [0.0, 0.0, 0]  # this message's seconds writing, net bits and corrections
+        self.finished_stats: MessageStats | None = None  # how the last finished message was written
         self._run_bits: list[float] = []  # the message's bits at each run's start (beside ``_runs``, for undo_run)
 
     # -- speeds and preset ------------------------------------------------------------
@@ -104,16 +113,17 @@ class WritingController:
         """The values in effect now (the speed where auto speed has taken it)."""
         return ControllerConfig(self.speed_bps, self.reverse_speed, self.auto_speed_enabled, self.preset.name,
                                 self.turbo_factor, pause_outside=self.pause_outside,
-                                rest_stop_seconds=self.rest_stop_seconds)
+                                rest_stop_seconds=self.rest_stop_seconds, control_mode=self.control_mode)
 
     def apply_preset(self, name: str, adopt_speeds: bool = False) -> Preset:
         """Dwell, pausing and the auto speed's behaviour follow the input preset; ``adopt_speeds`` also takes
-        its speed, reverse speed and auto speed (when the user picks a preset, not at start-up)."""
+        its speed, reverse speed, auto speed and control mode (when the user picks a preset, not at start-up)."""
         self.preset = preset(name)
         if adopt_speeds:
             self.set_speed(self.preset.speed_bps)
             self.set_reverse_speed(self.preset.reverse_speed)
             self.auto_speed_enabled = self.preset.auto_speed
+            self.set_control_mode(self.preset.control_mode)
         self.dwell = DwellDetector(self.preset.dwell_radius * MAX_Y, self.preset.dwell_seconds, (ORIGIN_X, ORIGIN_Y))
         self.auto_speed = AutoSpeedControl(max_bps=SPEED_RANGE[1])
         return self.preset
@@ -134,6 +144,16 @@ class WritingController:
 
     def set_turbo_factor(self, factor: float) -> None:
         self.turbo_factor = _clamp(factor, TURBO_RANGE)
+
+    @property
+    def control_mode(self) -> bool:
+        """The control box after the letters is shown."""
+        return self.zoom.config.control
+
+    def set_control_mode(self, on: bool) -> Frame:
+        """Show the control box after the letters, or not; the view starts again from the text. The frame says
+        what that committed or uncommitted (for direct output)."""
+        return self.zoom.set_control(on)
 
     def set_pause_outside(self, on: bool) -> None:
         self.pause_outside = bool(on)
@@ -159,11 +179,27 @@ class WritingController:
         """Finish this message (commit it) and start the next with a fresh context."""
         output = self.zoom.output
         self.zoom.finish_message()
+        self._message_finished(output)
+
+    def _message_finished(self, output: str) -> None:
+        seconds, bits, corrections = self._message
+        self.finished_stats = MessageStats(len(output), seconds, bits, corrections)
         self._runs.clear()
         self._run_bits.clear()
         self._message = [0.0, 0.0, 0]
         if output:
             self.history += output + "\n"
+
+    def reopen_message(self) -> bool:
+        """Take back New message while nothing has been written since: the last finished message is the
+        current one again, and writing goes on from its end (its text is the model's context; what it
+        committed stays learned, so backing out stops at its end). False when there is nothing to reopen."""
+        if self.zoom.output or not self.history.endswith("\n"):
+            return False
+        self.history = self.history[:-1]
+        self.zoom.reset(self.history.rsplit("\n", 1)[-1])
+        self._runs.clear()
+        return True
 
     def clear(self) -> None:
         """Throw away all text; what was committed stays learned."""
@@ -208,7 +244,8 @@ class WritingController:
             self._run_bits.append(self._message[1])
 
     def stop(self, reason: str = "") -> None:
-        """Stop writing; ``reason`` says why when the controller stopped by itself ("outside", "rest")."""
+        """Stop writing; ``reason`` says why when the controller stopped by itself ("outside", "rest",
+        "control": the control box's Stop)."""
         self.running = False
         self.stopped_because = reason
 
@@ -239,6 +276,10 @@ class WritingController:
         if self.auto_speed_enabled and self.preset.auto_speed:
             self.speed_bps = self.auto_speed.update(self.speed_bps, ORIGIN_X - x, y - ORIGIN_Y, dt)
         frame = self.zoom.step(x, y, dt, self.effective_speed)
+        if frame.finished is not None:  # New message in the control box (the zoom has started the next one)
+            self._message_finished(frame.finished)
+        if frame.action == Action.STOP:
+            self.stop("control")
         self._running_seconds += dt
         self._typed += len(frame.typed) - frame.deleted
         self._message[0] += dt

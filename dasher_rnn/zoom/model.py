@@ -14,6 +14,12 @@ what was typed, deleted, committed and uncommitted. Nothing here waits for the m
 Output and commit follow Dasher: the text is the path to the deepest box that contains the
 crosshair and reaches past it (height > ``ORIGIN_X``); a character is committed (learned) only
 when its box becomes the parent of the root, and uncommitted when reversing undoes that.
+
+Control mode (``ZoomSettings.control``, see ``control.py``): every letter box ends with a control box of a
+fixed share, whose children are actions of equal size. Control boxes add no character to the text. Entering
+an action's box (as a character would be output) reports it in the frame (``Frame.action``), makes the text
+edit it stands for (deletions, with what was learned of the deleted text taken back exactly through the
+source's ``uncommit``; a new message), and starts the view again from the text, filling the screen.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.zoom.control import CONTROL_BOX, CONTROL_ITEMS, CONTROL_SHARE, DELETIONS, Action, ControlItem, deletion
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
 from dasher_rnn.zoom.sources import PredictionSource, uniform_counts
 
@@ -44,6 +51,16 @@ class Box:
     cum: np.ndarray | None = field(default=None, repr=False)
     requested: bool = False
     children: dict[int, Box] = field(default_factory=dict, repr=False)
+    item: ControlItem | None = None  # control mode: the control box (its symbol is the alphabet's size) or an action
+
+    @property
+    def is_letter(self) -> bool:
+        """A character's box (or a root): not part of the control mode."""
+        return self.item is None
+
+    @property
+    def action(self) -> Action | None:
+        return self.item.action if self.item is not None else None
 
 
 @dataclass
@@ -63,6 +80,9 @@ class Frame:
     uncommitted: int = 0
     bits: float = 0.0  # log2 of this frame's zoom (negative when reversing)
     boxes: list[DrawnBox] = field(default_factory=list)
+    action: Action | None = None  # control mode: the action whose box the crosshair entered (already applied
+    # to the text); the front end carries out the rest (stop, speak, copy)
+    finished: str | None = None  # a message was finished in this frame (the control box's New message): its output
 
 
 @dataclass(frozen=True)
@@ -85,6 +105,7 @@ class ZoomSettings:
     min_size: float = 8.0  # boxes smaller than this (Dasher units) are not drawn
     expand_size: float = 48.0  # boxes at least this high get their children (and ask the model)
     keep_ancestors: int = 1000  # boxes kept above the root for reversing; beyond, rebuilt from the text
+    control: bool = False  # control mode: a control box after the letters of every box
 
 
 class ZoomModel:
@@ -93,19 +114,48 @@ class ZoomModel:
         self.alphabet = source.alphabet
         self.config = config or ZoomSettings()
         self.n = len(self.alphabet)
-        self._fallback_cum = np.concatenate([[0], np.cumsum(uniform_counts(self.n))])
+        self.control_symbol = self.n  # the control box's index among a letter box's children
+        k = len(CONTROL_ITEMS)
+        self._control_cum = np.arange(k + 1, dtype=np.float64) * (DASHER_TOTAL / k)  # equal children
+        self._set_layout()
         self._inbox: deque[tuple[Box, np.ndarray]] = deque()
         self._order = itertools.count()
         self._expanded: set[Box] = set()
         self._asked = self._answered = 0
-        self._started: list[object] = []  # handles from ``source.start``, released at the next reset
+        # handles from ``source.start`` by id, released at the next reset (unless released before: a root rebuilt
+        # from the text becomes a child when reversing past it, and may then be dropped like any child)
+        self._started: dict[int, object] = {}
         self.bits_total = 0.0
         self.reset(context)
+
+    def _set_layout(self) -> None:
+        self._letters_scale = 1.0 - CONTROL_SHARE if self.config.control else 1.0
+        self._fallback_cum = self._cumulative(uniform_counts(self.n))
+
+    def _cumulative(self, counts: np.ndarray) -> np.ndarray:
+        """Child boundaries of a letter box from the model's integers: the letters, then the control box."""
+        cum = np.zeros(self.n + 1 + (1 if self.config.control else 0), np.float64)
+        np.cumsum(counts, out=cum[1 : self.n + 1])
+        if self.config.control:
+            cum[1 : self.n + 1] *= self._letters_scale * DASHER_TOTAL / cum[self.n]
+            cum[-1] = DASHER_TOTAL
+        return cum
+
+    def set_control(self, on: bool) -> Frame:
+        """Control mode on or off; the view starts again from the text (the boxes' layouts change). The frame
+        says what that committed or uncommitted, for a front end that mirrors the commits."""
+        frame = Frame()
+        if bool(on) != self.config.control:
+            self.config.control = bool(on)
+            self._set_layout()
+            self._reroot(self.text, frame)
+            frame.boxes = self._walk()
+        return frame
 
     # -- message --------------------------------------------------------------------
     def reset(self, context: str = "") -> None:
         """Start a message (``""``) or continue after ``context``; nothing is committed or output."""
-        for handle in self._started:
+        for handle in self._started.values():
             self.source.release(handle)  # with everything below it
         self._started.clear()
         self._expanded.clear()
@@ -120,7 +170,7 @@ class ZoomModel:
     def _new_root(self, context: str) -> Box:
         """A box for the model's context after ``context`` (a message start or a rebuilt parent)."""
         box = Box(-1, len(context), None, self.source.start(context))
-        self._started.append(box.handle)
+        self._started[id(box.handle)] = box.handle
         self._ask(box, MAX_Y)
         return box
 
@@ -164,17 +214,45 @@ class ZoomModel:
         if flush is not None:
             flush()  # the rebuilt boxes are laid out by the model as it was at the mark, not as it is rolling back
         # drop the boxes of the view now, and rebuild the one the mark was taken in
+        self._rebuild(mark.root_text, mark.root_lo, mark.root_hi)
+        self.text = mark.text  # the next step finds the output box from the view
+        return True
+
+    def _rebuild(self, root_text: str, lo: float, hi: float) -> None:
+        """Drop every box and make a new root for ``root_text`` spanning ``lo``..``hi`` (commits are not touched)."""
         top = self.root
         while top.parent is not None:
             top = top.parent
         self._drop_children(top, keep=None)
         self._expanded.clear()
-        root = self._new_root(mark.root_text)
-        if len(mark.root_text) > len(self.context) and mark.root_text[-1] in self.alphabet:
-            root.symbol = self.alphabet.index(mark.root_text[-1])
-        self.root, self.root_lo, self.root_hi, self.root_text = root, mark.root_lo, mark.root_hi, mark.root_text
-        self.text, self._output_box = mark.text, root  # the next step finds the output box from the view
-        return True
+        root = self._new_root(root_text)
+        if len(root_text) > len(self.context) and root_text[-1] in self.alphabet:
+            root.symbol = self.alphabet.index(root_text[-1])
+        self.root, self.root_lo, self.root_hi, self.root_text = root, lo, hi, root_text
+        self.text = root_text
+        self._output_box = root
+
+    def _reroot(self, text: str, frame: Frame) -> None:
+        """Start the view again from ``text`` (a prefix of the text, or the text itself), filling the screen: the
+        boxes of ``text``'s last character at full height, the crosshair in the middle. What is no longer above
+        the root is unlearned (exactly, through the source's ``uncommit``)."""
+        self._rebuild(text, 0.0, MAX_Y)
+        self._sync_commits(frame)
+
+    # -- control mode -------------------------------------------------------------------
+    def _act(self, action: Action, frame: Frame) -> None:
+        """The crosshair entered ``action``'s box: make its text edit, report it, and start again from the text."""
+        frame.action = action
+        if action == Action.NEW_MESSAGE:
+            frame.finished = self.output
+            self.finish_message()
+            return
+        text = self.text
+        if action in DELETIONS:
+            cut = deletion(self.output, action)  # never into the starting context
+            frame.deleted += cut
+            text = text[: len(text) - cut]
+        self._reroot(text, frame)
 
     # -- answers from the source -----------------------------------------------------
     def _ask(self, box: Box, priority: float) -> None:
@@ -194,9 +272,7 @@ class ZoomModel:
             if counts is None:  # failed: ask again if the box is still shown
                 box.requested = False
                 continue
-            cum = np.zeros(self.n + 1, np.float64)
-            np.cumsum(counts, out=cum[1:])
-            box.cum = cum
+            box.cum = self._cumulative(counts)
 
     def layout(self, box: Box) -> np.ndarray:
         """Cumulative child boundaries of ``box`` in 65536ths (the fallback until the model answers)."""
@@ -210,13 +286,19 @@ class ZoomModel:
     def _child_at_crosshair(self, box: Box, y1: float, y2: float) -> tuple[int, float, float]:
         """The symbol of ``box``'s child at the crosshair's height, and that child's range."""
         position = (ORIGIN_Y - y1) / (y2 - y1) * DASHER_TOTAL
-        sym = min(max(int(np.searchsorted(self.layout(box), position, side="right")) - 1, 0), self.n - 1)
+        cum = self.layout(box)
+        sym = min(max(int(np.searchsorted(cum, position, side="right")) - 1, 0), len(cum) - 2)
         return (sym, *self.child_range(box, y1, y2, sym))
 
     def _child(self, box: Box, symbol: int) -> Box:
         child = box.children.get(symbol)
         if child is None:
-            child = Box(symbol, box.depth + 1, box, self.source.child(box.handle, symbol))
+            if box.item is not None:  # an action of the control box: a leaf
+                child = Box(symbol, box.depth, box, None, requested=True, item=CONTROL_ITEMS[symbol])
+            elif symbol == self.control_symbol:  # the control box after the letters: equal children, no model
+                child = Box(symbol, box.depth, box, None, self._control_cum, requested=True, item=CONTROL_BOX)
+            else:
+                child = Box(symbol, box.depth + 1, box, self.source.child(box.handle, symbol))
             box.children[symbol] = child
             self._expanded.add(box)
         return child
@@ -276,8 +358,10 @@ class ZoomModel:
 
     def _move_root(self) -> None:
         while True:  # down: a child covers the whole view
+            if self.root.action is not None:
+                break
             sym, y1, y2 = self._child_at_crosshair(self.root, self.root_lo, self.root_hi)
-            if not (y1 <= 0 and y2 >= MAX_Y):
+            if not (y1 <= 0 and y2 >= MAX_Y) or self.root.item is not None:  # an action happens, never becomes root
                 break
             self._descend(self._child(self.root, sym), y1, y2)
         while (self.root_lo > 0 or self.root_hi < MAX_Y) and self._can_reverse():  # up: reversing
@@ -288,7 +372,8 @@ class ZoomModel:
         self._drop_children(old, keep=child.symbol)
         self._expanded.discard(old)
         self.root, self.root_lo, self.root_hi = child, y1, y2
-        self.root_text += self.alphabet.symbols[child.symbol]
+        if child.is_letter:
+            self.root_text += self.alphabet.symbols[child.symbol]
         # bound the chain kept for reversing; the cut is rebuilt from the text if ever needed
         top, count = child, 0
         while top.parent is not None and count < self.config.keep_ancestors:
@@ -299,23 +384,24 @@ class ZoomModel:
     def _ascend(self) -> None:
         child = self.root
         parent = child.parent
+        parent_text = self.root_text[:-1] if child.is_letter else self.root_text  # a control box adds no character
         if parent is None:  # rebuild the parent from the text; usable once its distribution arrives
-            parent = self._new_root(self.root_text[:-1])
-            if len(self.root_text) - 1 > len(self.context) and self.root_text[-2] in self.alphabet:
-                parent.symbol = self.alphabet.index(self.root_text[-2])
+            parent = self._new_root(parent_text)
+            if len(parent_text) > len(self.context) and parent_text[-1] in self.alphabet:
+                parent.symbol = self.alphabet.index(parent_text[-1])
             parent.children[child.symbol] = child
             child.parent = parent
             return
-        cum = parent.cum
+        cum = self.layout(parent)
         height = (self.root_hi - self.root_lo) * DASHER_TOTAL / (cum[child.symbol + 1] - cum[child.symbol])
         self.root_lo -= height * cum[child.symbol] / DASHER_TOTAL
         self.root_hi = self.root_lo + height
         self.root = parent
-        self.root_text = self.root_text[:-1]
+        self.root_text = parent_text
 
     def _sync_commits(self, frame: Frame) -> None:
-        """Committed = the text above the root (never the starting context)."""
-        committed = max(len(self.context), len(self.root_text) - 1)
+        """Committed = the text above the root (never the starting context; all of it under a control box)."""
+        committed = max(len(self.context), len(self.root_text) - (1 if self.root.is_letter else 0))
         if committed > self._committed:
             new = self.root_text[self._committed : committed]
             self._commit(new, self.root.parent)
@@ -348,7 +434,7 @@ class ZoomModel:
             drawn.append(DrawnBox(box, y1, y2))
             visited.add(box)
             size = -neg_size
-            if size < s.expand_size:
+            if size < s.expand_size or box.action is not None:
                 self._drop_children(box, keep=None)
                 continue
             if not box.requested:
@@ -369,7 +455,9 @@ class ZoomModel:
     def _drop_child(self, box: Box, symbol: int) -> None:
         child = box.children.pop(symbol)
         self._forget(child)
-        self.source.release(child.handle)
+        if child.handle is not None:  # control boxes have none (what is below them is released with their parent)
+            self._started.pop(id(child.handle), None)
+            self.source.release(child.handle)
         if not box.children:
             self._expanded.discard(box)
 
@@ -389,17 +477,21 @@ class ZoomModel:
     def _update_output(self, frame: Frame) -> None:
         """The text is the path to the deepest box containing the crosshair that reaches past it."""
         box, y1, y2 = self.root, self.root_lo, self.root_hi
-        while True:
+        while box.action is None:
             sym, c1, c2 = self._child_at_crosshair(box, y1, y2)
             if c2 - c1 <= ORIGIN_X:
                 break
             box, y1, y2 = self._child(box, sym), c1, c2
+        letter = box
+        while not letter.is_letter and letter is not self.root:  # control boxes add no character
+            letter = letter.parent
         path = []
-        b = box
+        b = letter
         while b is not self.root:
             path.append(self.alphabet.symbols[b.symbol])
             b = b.parent
-        self._output_box = box
+        # the box of the last character output (the one above the root when the root is a control box)
+        self._output_box = letter if letter.is_letter or letter.parent is None else letter.parent
         text = self.root_text + "".join(reversed(path))
         common = 0
         limit = min(len(text), len(self.text))
@@ -408,3 +500,6 @@ class ZoomModel:
         frame.deleted += len(self.text) - common
         frame.typed += text[common:]
         self.text = text
+        if box.action is not None:
+            self._act(box.action, frame)
+            frame.boxes = self._walk()  # the view as it starts again

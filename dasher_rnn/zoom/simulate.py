@@ -9,16 +9,23 @@ Simulated time advances a fixed ``1/fps`` per frame. With an asynchronous source
 for the model's answers between frames (``lockstep``) so the result does not depend on this
 machine's speed; the frame times reported are the zoom model's own work (plus rendering when a
 renderer is given), measured on the thread that would be the UI thread.
+
+With control mode on, a phrase may name control actions in braces: ``"I want tea{delete-word}coffee"`` writes
+"I want tea", steers into the control box after it and through "delete word", then writes "coffee" (the
+phrase's result is "I want coffee"). The bits and seconds spent from the end of the writing before an action
+to the action's box are its cost, reported per action (``control`` in the summary).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from dasher_rnn.zoom.control import ACTION_BITS, ACTION_INDEX, DELETIONS, Action, deletion
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
 from dasher_rnn.zoom.model import Frame, ZoomModel
 
@@ -26,16 +33,50 @@ REVERSE_X = 1.8 * ORIGIN_X  # where the simulated user points to back out
 STEER = 0.5  # how far right of the crosshair (per unit of height away from it) an off-centre target is aimed at
 
 
-def target_pointer(zoom: ZoomModel, target: str) -> tuple[float, float]:
-    """Where a user who wants ``target`` (the whole text, context included) points now."""
-    if not target.startswith(zoom.root_text):
+_STEP = re.compile(r"\{(" + "|".join(re.escape(a.value) for a in Action) + r")\}")
+
+
+def parse_script(phrase: str) -> list[str | Action]:
+    """A phrase's steps: text to write and control actions (``"I want tea{delete-word}coffee"``; braces around
+    anything but an action's name are text)."""
+    steps: list[str | Action] = []
+    at = 0
+    for match in _STEP.finditer(phrase):
+        if match.start() > at:
+            steps.append(phrase[at : match.start()])
+        steps.append(Action(match.group(1)))
+        at = match.end()
+    if at < len(phrase) or not steps:
+        steps.append(phrase[at:])
+    return steps
+
+
+def script_result(steps: list[str | Action]) -> str:
+    """The message a script leaves (its deletions applied)."""
+    text = ""
+    for step in steps:
+        if isinstance(step, Action):
+            if step in DELETIONS:
+                text = text[: len(text) - deletion(text, step)]
+            elif step == Action.NEW_MESSAGE:
+                text = ""
+        else:
+            text += step
+    return text
+
+
+def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None) -> tuple[float, float]:
+    """Where a user who wants ``target`` (the whole text, context included), then ``action``'s box in the
+    control box after it, points now."""
+    in_control = not zoom.root.is_letter
+    if not target.startswith(zoom.root_text) or (in_control and (action is None or target != zoom.root_text)):
         return REVERSE_X, ORIGIN_Y
     box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
-    k = len(zoom.root_text)
-    while k < len(target):
-        sym = zoom.alphabet.index(target[k])
+    path = [zoom.alphabet.index(ch) for ch in target[len(zoom.root_text) :]]
+    if action is not None:
+        path += [ACTION_INDEX[action]] if in_control else [zoom.control_symbol, ACTION_INDEX[action]]
+    for sym in path:
         y1, y2 = zoom.child_range(box, y1, y2, sym)
-        k += 1
         box = box.children.get(sym)
         if box is None or y2 - y1 < 1.0:
             break
@@ -44,12 +85,20 @@ def target_pointer(zoom: ZoomModel, target: str) -> tuple[float, float]:
 
 
 @dataclass
+class ActionCost:
+    action: Action
+    bits: float  # zoomed from the end of the writing before it to its box
+    seconds: float
+
+
+@dataclass
 class PhraseResult:
-    phrase: str
+    phrase: str  # the message written (a script's deletions applied)
     seconds: float
     frames: int
     reversals: int
     bits: float
+    actions: list[ActionCost] = field(default_factory=list)
 
 
 @dataclass
@@ -57,11 +106,25 @@ class SimulationResult:
     phrases: list[PhraseResult] = field(default_factory=list)
     frame_ms: list[float] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    wrong_actions: int = 0  # control actions that happened though the user aimed elsewhere
+    control: bool = False  # control mode was on
 
     def summary(self) -> dict:
         chars = sum(len(p.phrase) for p in self.phrases)
         seconds = sum(p.seconds for p in self.phrases)
         ms = np.array(self.frame_ms or [0.0])
+        extra = {}
+        if self.control:
+            costs = [a for p in self.phrases for a in p.actions]
+            per_action = {}
+            for action in dict.fromkeys(a.action for a in costs):
+                mine = [a for a in costs if a.action == action]
+                per_action[action.value] = {"count": len(mine), "bits": round(sum(a.bits for a in mine) / len(mine), 2),
+                                            "seconds": round(sum(a.seconds for a in mine) / len(mine), 2)}
+            extra = {"control": {"actions": len(costs), "bits": round(sum(a.bits for a in costs), 2),
+                                 "seconds": round(sum(a.seconds for a in costs), 2),
+                                 "least_bits_per_action": round(ACTION_BITS, 2), "per_action": per_action,
+                                 "wrong_actions": self.wrong_actions}}
         return {
             "phrases": len(self.phrases),
             "failed": len(self.failed),
@@ -74,36 +137,65 @@ class SimulationResult:
             "frame_ms_p50": round(float(np.percentile(ms, 50)), 3),
             "frame_ms_p99": round(float(np.percentile(ms, 99)), 3),
             "frames": len(self.frame_ms),
+            **extra,
         }
 
 
 def simulate(zoom: ZoomModel, phrases: list[str], fps: float = 60.0, max_seconds: float = 120.0,
              lockstep: bool = True, render: Callable[[Frame], None] | None = None,
              progress: Callable[[int], None] | None = None) -> SimulationResult:
-    """Write each phrase as a new message; a phrase not finished within ``max_seconds`` counts as failed."""
-    result = SimulationResult()
+    """Write each phrase as a new message; a phrase not finished within ``max_seconds`` counts as failed.
+
+    A phrase may name control actions in braces (``parse_script``); it needs control mode on."""
+    result = SimulationResult(control=zoom.config.control)
     dt = 1.0 / fps
     for phrase in phrases:
+        steps = parse_script(phrase)
+        if any(isinstance(step, Action) for step in steps) and not zoom.config.control:
+            raise ValueError(f"{phrase!r} uses the control box: turn control mode on")
         frames = reversals = 0
         bits = 0.0
-        done = False
-        while frames * dt < max_seconds:
-            if lockstep:
-                wait_for_answers(zoom)
-            x, y = target_pointer(zoom, zoom.context + phrase)
-            start = time.perf_counter()
-            frame = zoom.step(x, y, dt)
-            if render is not None:
-                render(frame)
-            result.frame_ms.append(1000 * (time.perf_counter() - start))
-            frames += 1
-            bits += frame.bits
-            reversals += frame.deleted
-            if zoom.output == phrase:
-                done = True
+        actions: list[ActionCost] = []
+        written = ""  # the message the steps so far leave
+        done = True
+        for step in steps:  # an action's cost starts where the writing before it ended
+            action = step if isinstance(step, Action) else None
+            if action is None:
+                written += step
+            step_bits, step_frames = 0.0, 0
+            finished = False
+            while frames * dt < max_seconds:
+                if action is None and zoom.output == written:
+                    finished = True
+                    break
+                if lockstep:
+                    wait_for_answers(zoom)
+                x, y = target_pointer(zoom, zoom.context + written, action)
+                start = time.perf_counter()
+                frame = zoom.step(x, y, dt)
+                if render is not None:
+                    render(frame)
+                result.frame_ms.append(1000 * (time.perf_counter() - start))
+                frames += 1
+                step_frames += 1
+                bits += frame.bits
+                step_bits += frame.bits
+                reversals += frame.deleted if frame.action is None else 0
+                if frame.action is not None and frame.action != action:
+                    result.wrong_actions += 1  # e.g. a neighbour's box: the user goes on from the text it left
+                    if frame.action == Action.NEW_MESSAGE:
+                        break
+                if action is not None and frame.action == action:
+                    finished = True
+                    break
+            if not finished:
+                done = False
                 break
+            if action is not None:
+                actions.append(ActionCost(action, step_bits, step_frames * dt))
+                written = script_result([written, action])
         if done:
-            result.phrases.append(PhraseResult(phrase, frames * dt, frames, reversals, bits))
+            result.phrases.append(PhraseResult(script_result(steps), frames * dt, frames, reversals, bits, actions))
         else:
             result.failed.append(phrase)
         zoom.finish_message()

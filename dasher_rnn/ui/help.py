@@ -1,0 +1,103 @@
+"""The Help page: what the boxes mean, steering with each input, starting and stopping, backing out, undo, and
+where the text, the profiles and the preferences are kept. Large Page up / Page down buttons scroll it, so it
+reads with a pointer alone."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtWidgets import QAbstractSlider, QDialog, QHBoxLayout, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+
+from dasher_rnn.ui.widgets import DIALOG_STYLE
+
+
+def help_html(documents: Path, journal: Path, profiles: Path, settings: Path) -> str:
+    """The help text as HTML, naming this machine's folders."""
+    d, j, p, s = (html.escape(str(x)) for x in (documents, journal, profiles, settings))
+    return f"""
+<h2>Writing by steering</h2>
+<p>Every box on the right is a letter (or a space, or a punctuation mark). The more likely the letter comes
+next, the taller its box. Steer the pointer towards the letter you want: the boxes zoom towards you, and when
+the red crosshair is inside a box, its letter is written. Inside each box are the boxes of the letters that may
+follow, so you write a word in one smooth movement. Pointing above or below the crosshair moves up or down;
+pointing further right goes faster; pointing to the left of the crosshair zooms out.</p>
+<p>Colours group the letters: lower case, capitals, digits and punctuation each have their own. A space is drawn
+as &#9251;.</p>
+
+<h2>Starting and stopping</h2>
+<ul>
+<li><b>Mouse or touchpad:</b> click the writing area (or press Space) to start, click again to stop.</li>
+<li><b>Eye tracker, head mouse:</b> rest the pointer on the crosshair for a second or so to start; rest it
+there again to stop.</li>
+<li>With every input: the Start / Stop button on the toolbar; writing stops by itself when the pointer stays
+still for a few seconds, and pauses while the pointer is off the writing area (Preferences, Stopping).</li>
+</ul>
+
+<h2>Steering with each input</h2>
+<ul>
+<li><b>Mouse:</b> move the pointer; no button needs holding.</li>
+<li><b>Eye tracker (gaze over UDP, Tobii, Dasher socket):</b> look at the letter you want. Keep looking
+at it rather than reading the other boxes; the speed stays fixed, and a slow speed (under 1 bit/s) helps at
+first.</li>
+<li><b>Head mouse:</b> it moves the mouse pointer; choose the Head mouse preset.</li>
+</ul>
+
+<h2>Mistakes</h2>
+<ul>
+<li><b>Backing out:</b> point to the left of the crosshair: the view zooms out and the last letters are
+deleted, then steer into the right letter.</li>
+<li><b>Undo writing</b> (the large button) takes back the whole last run of writing since you started, and
+what it taught the model. Each press goes one run further back.</li>
+<li><b>New message</b> finishes this message; <b>Clear</b> throws all the text away. Both show a large
+<b>Undo</b> button for a few seconds.</li>
+</ul>
+
+<h2>Speed</h2>
+<p>Speed is in bits per second. With automatic speed on (the mouse preset) it rises while you steer steadily
+and falls when you hunt back and forth; it never rises while the pointer rests. Turbo (or holding Shift)
+goes faster for a moment.</p>
+
+<h2>Where things are kept</h2>
+<p>Nothing leaves this computer.</p>
+<ul>
+<li><b>Save</b> writes all the text at once into a new file named by the time, in<br><tt>{d}</tt><br>
+(Save As, in the File menu, asks where.)</li>
+<li>The text being written is kept safe as you write, in <tt>{j}</tt>. Text that was never saved is offered
+back at the next start.</li>
+<li>What the model learned about you is in your profile, in <tt>{p}</tt> (one folder per profile; choose
+one with Profile). <tt>dasher-rnn profile list</tt> shows them.</li>
+<li>Preferences are in <tt>{s}</tt>.</li>
+</ul>
+"""
+
+
+class HelpDialog(QDialog):
+    def __init__(self, parent: QWidget | None, documents: Path, journal: Path, profiles: Path, settings: Path) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Help")
+        self.setStyleSheet(DIALOG_STYLE)
+        self.browser = QTextBrowser()
+        self.browser.setOpenExternalLinks(False)
+        self.browser.setHtml(help_html(documents, journal, profiles, settings))
+        self.browser.setStyleSheet("font-size: 14pt;")
+        buttons = QHBoxLayout()
+        self.up = QPushButton("▲ Page up")
+        self.down = QPushButton("▼ Page down")
+        close = QPushButton("Close")
+        close.setMinimumSize(200, 64)
+        bar = self.browser.verticalScrollBar()
+        self.up.clicked.connect(lambda: bar.triggerAction(QAbstractSlider.SliderAction.SliderPageStepSub))
+        self.down.clicked.connect(lambda: bar.triggerAction(QAbstractSlider.SliderAction.SliderPageStepAdd))
+        close.clicked.connect(self.accept)
+        for button in (self.up, self.down):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.browser, 1)
+        layout.addLayout(buttons)
+        self.resize(980, 760)
+
+    def text(self) -> str:
+        return self.browser.toPlainText()

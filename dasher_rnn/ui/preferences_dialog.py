@@ -1,0 +1,372 @@
+"""The Preferences dialog and the profile picker: every preference a user changes, with large controls.
+
+Each change takes effect at once and goes through the window: its toolbar controls (speed, auto speed, input,
+preset, font, colours, adaptation), its methods (text panel, colours, output) or the controller's setters
+followed by ``window.remember(...)``, so the preferences are saved by the window's ``SettingsStore`` in one
+place. Nothing here needs a keyboard: numbers move with − and + buttons, choices are rows of large buttons,
+and the pages are large tabs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.settings import FONT_SIZE_RANGE, LABEL_PX_RANGE
+from dasher_rnn.ui.widgets import DIALOG_STYLE, Choice, Stepper, Toggle, setting_row
+from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE
+
+if TYPE_CHECKING:
+    from dasher_rnn.ui.window import MainWindow
+
+INPUT_CHOICES = (("mouse", "Mouse"), ("gaze-udp", "Gaze over UDP"), ("tobii", "Tobii"),
+                 ("dasher-socket", "Dasher socket"))
+SCHEME_CHOICES = (("default", "Default"), ("high-contrast", "High contrast"))
+OUTPUT_CHOICES = (("panel", "This window only"), ("direct", "Type into the focused program"))
+
+
+def _page(*rows: QWidget) -> QWidget:
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    for row in rows:
+        layout.addWidget(row)
+    layout.addStretch(1)
+    scroll = QScrollArea()  # a small screen or a large font: the page scrolls (with a wide scroll bar)
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(page)
+    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+    return scroll
+
+
+def fit_to_screen(dialog: QDialog) -> None:
+    """No taller or wider than the screen (a small laptop screen): the pages scroll instead."""
+    screen = dialog.screen()
+    if screen is not None:
+        room = screen.availableGeometry()
+        dialog.resize(min(dialog.width(), room.width() - 20), min(dialog.height(), room.height() - 40))
+
+
+def _close_button(dialog: QDialog) -> QPushButton:
+    button = QPushButton("Close")
+    button.setMinimumSize(200, 64)
+    button.clicked.connect(dialog.accept)
+    return button
+
+
+class PreferencesDialog(QDialog):
+    """Speed, input, stopping and pausing, looks, learning and output, one tab each; changes apply at once."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setWindowTitle("Preferences")
+        self.setStyleSheet(DIALOG_STYLE)
+        prefs, c = window.prefs, window.controller
+
+        # -- speed
+        self.speed = Stepper(*SPEED_RANGE, 0.1, c.speed_bps, suffix=" bits/s")
+        self.speed.changed.connect(self._on_speed)
+        self.auto_speed = Toggle(c.auto_speed_enabled)
+        self.auto_speed.toggled.connect(self._on_auto_speed)
+        self.reverse_speed = Stepper(*REVERSE_SPEED_RANGE, 0.1, c.reverse_speed, suffix=" ×")
+        self.reverse_speed.changed.connect(self._on_reverse_speed)
+        self.turbo = Stepper(*TURBO_RANGE, 0.5, c.turbo_factor, suffix=" ×")
+        self.turbo.changed.connect(self._on_turbo)
+        speed_page = _page(
+            setting_row("Speed", "How fast the boxes zoom, in bits per second. Start slow (1 to 2) and raise it as "
+                        "steering becomes easy.", self.speed),
+            setting_row("Automatic speed", "Raise the speed while you steer steadily and lower it when you hunt "
+                        "back and forth. It never rises while the pointer rests. Some input presets keep the "
+                        "speed fixed.", self.auto_speed),
+            setting_row("Backing out speed", "How fast zooming out (to delete) goes, as a share of the speed.",
+                        self.reverse_speed),
+            setting_row("Turbo", "How much faster the zoom goes while Turbo is on or Shift is held.", self.turbo))
+
+        # -- input
+        self.input = Choice(INPUT_CHOICES, prefs.input)
+        self.input.chosen.connect(self._on_input)
+        self.preset = Choice([(name, p.label) for name, p in PRESETS.items()], c.preset.name, columns=3)
+        self.preset.chosen.connect(self._on_preset)
+        ports = (f"Gaze over UDP listens on port {prefs.gaze_port}; Dasher's socket input on port "
+                 f"{prefs.socket_port} (lines labelled {prefs.socket_x_label!r} and {prefs.socket_y_label!r}). "
+                 "These are set once, with dasher-rnn app --gaze-port, --socket-port, --socket-x-label, "
+                 "--socket-y-label and --socket-x-range / --socket-y-range.")
+        ports_label = QLabel(ports)
+        ports_label.setWordWrap(True)
+        ports_label.setObjectName("explanation")
+        input_page = _page(
+            setting_row("Input", "What moves the pointer: the mouse (or a touchpad, a head mouse that moves the "
+                        "mouse), an eye tracker's gaze sent over UDP, a Tobii eye tracker, or a tracker written for "
+                        "Dasher's socket input. If it cannot start, the mouse is used and the status bar says why.",
+                        self.input),
+            setting_row("Input preset", "Starting settings for your device: speed, how writing starts (a click, "
+                        "or resting on the crosshair), smoothing of a jittery pointer, pausing when the pointer "
+                        "leaves. Choosing one sets the speeds on the Speed page.", self.preset),
+            setting_row("Ports", "Where gaze data arrives.", ports_label))
+
+        # -- stopping
+        self.pause_outside = Toggle(c.pause_outside)
+        self.pause_outside.toggled.connect(self._on_pause_outside)
+        self.rest_stop = Stepper(*REST_STOP_RANGE, 1.0, c.rest_stop_seconds, decimals=0, suffix=" s", zero_text="never")
+        self.rest_stop.changed.connect(self._on_rest_stop)
+        stop_page = _page(
+            setting_row("Pause outside the writing area", "Writing pauses while the pointer is off the canvas "
+                        "(the eye-tracker and head-mouse presets always do). Bring it back to go on.",
+                        self.pause_outside),
+            setting_row("Stop when the pointer rests", "Writing stops when the pointer stays still this many seconds, "
+                        "so a pointer left alone writes nothing. Undo writing takes back a run you did not mean.",
+                        self.rest_stop))
+
+        # -- looks
+        self.label_size = Stepper(*LABEL_PX_RANGE, 2, prefs.label_min_px, decimals=0, suffix=" px")
+        self.label_size.changed.connect(self._on_label_size)
+        self.font_size = Stepper(*FONT_SIZE_RANGE, 2, prefs.font_size, decimals=0, suffix=" pt")
+        self.font_size.changed.connect(self._on_font_size)
+        self.scheme = Choice(SCHEME_CHOICES, prefs.colour_scheme)
+        self.scheme.chosen.connect(window.set_scheme)
+        self.text_panel = Toggle(prefs.text_panel, "Shown", "Hidden")
+        self.text_panel.toggled.connect(lambda on: window.set_text_panel(on))
+        looks_page = _page(
+            setting_row("Smallest label", "Letters are drawn only in boxes at least this tall; smaller boxes get "
+                        "their letter as they grow. Larger is easier to read, smaller shows more choices.",
+                        self.label_size),
+            setting_row("Text size", "The size of the text in the panel above the boxes.", self.font_size),
+            setting_row("Colours", "High contrast: black background, bright boxes and bold text.", self.scheme),
+            setting_row("Text panel", "The text you wrote, above the boxes. Hidden, the boxes get the whole window.",
+                        self.text_panel))
+
+        # -- learning
+        writer = c.writer
+        self.adaptation = Toggle(prefs.adaptation)
+        self.adaptation.setEnabled(window.adapt_box.isEnabled())
+        self.adaptation.toggled.connect(self._on_adaptation)
+        self.lower_share = Stepper(0.0, 1.0, 0.05, prefs.start_lower_share, decimals=2)
+        self.lower_share.changed.connect(self._on_lower_share)
+        learns = " and ".join(writer.status().learns) if writer is not None and writer.can_adapt else ""
+        learning_page = _page(
+            setting_row("Learn from what I write", "The model adapts to your words and style as you write, and "
+                        "keeps what it learned in your profile. Undo writing also takes back what a run taught it."
+                        + (f" What learns here: {learns}." if learns else " " + window.adapt_box.toolTip() + "."),
+                        self.adaptation),
+            setting_row("Lower case at a message start", "The share of each capital letter's box given to its "
+                        "lower-case letter when a message starts (0: as the model predicts; 1: lower case only). "
+                        "Applies from the next message.", self.lower_share))
+
+        # -- output
+        self.output = Choice(OUTPUT_CHOICES, prefs.output, columns=2)
+        self.output.chosen.connect(self._on_output)
+        self.copy_on_stop = Toggle(prefs.copy_on_stop)
+        self.copy_on_stop.toggled.connect(self._on_copy_on_stop)
+        self.speak_on_stop = Toggle(prefs.speak_on_stop)
+        self.speak_on_stop.setEnabled(window.speaker.available)
+        self.speak_on_stop.toggled.connect(self._on_speak_on_stop)
+        speech = "" if window.speaker.available else f" ({window.speaker.reason}.)"
+        output_page = _page(
+            setting_row("Where the text goes", "Also type each character into the program that has the keyboard "
+                        "focus (this window then stays on top and never takes the focus).", self.output),
+            setting_row("Copy all on stop", "Copy all the text to the clipboard whenever writing stops.",
+                        self.copy_on_stop),
+            setting_row("Speak on stop", "Read the current message aloud whenever writing stops." + speech,
+                        self.speak_on_stop))
+
+        self.tabs = QTabWidget()
+        for page, name in ((speed_page, "Speed"), (input_page, "Input"), (stop_page, "Stopping"),
+                           (looks_page, "Looks"), (learning_page, "Learning"), (output_page, "Output")):
+            self.tabs.addTab(page, name)
+        note = QLabel("Changes apply at once and are kept for the next start.")
+        note.setObjectName("explanation")
+        bottom = QHBoxLayout()
+        bottom.addWidget(note, 1)
+        bottom.addWidget(_close_button(self))
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(bottom)
+        self.resize(1000, 860)
+        fit_to_screen(self)
+        self.refresh()
+
+    # -- showing what is in effect ---------------------------------------------------------------
+    def refresh(self) -> None:
+        """Show the values in effect (a preset changes the speeds; an input that cannot start falls back)."""
+        w, c = self.window_, self.window_.controller
+        self.speed.set_value(c.speed_bps)
+        self.reverse_speed.set_value(c.reverse_speed)
+        self.turbo.set_value(c.turbo_factor)
+        self.auto_speed.blockSignals(True)
+        self.auto_speed.setChecked(c.auto_speed_enabled)
+        self.auto_speed._show(c.auto_speed_enabled)
+        self.auto_speed.blockSignals(False)
+        self.auto_speed.setEnabled(c.preset.auto_speed)
+        self.auto_speed.setToolTip("" if c.preset.auto_speed else "This input preset keeps the speed fixed")
+        self.input.set_value(w.prefs.input if w.gaze is not None or w.prefs.input == "mouse" else "mouse")
+        self.preset.set_value(c.preset.name)
+
+    # -- applying: through the window's controls and methods -----------------------------------------
+    def _on_speed(self, value: float) -> None:
+        self.window_.speed_box.setValue(value)  # the toolbar's box tells the controller and remembers it
+
+    def _on_auto_speed(self, on: bool) -> None:
+        self.window_.auto_speed_box.setChecked(on)
+
+    def _on_reverse_speed(self, value: float) -> None:
+        c = self.window_.controller
+        c.set_reverse_speed(value)
+        self.window_.remember(reverse_speed=c.reverse_speed)
+
+    def _on_turbo(self, value: float) -> None:
+        c = self.window_.controller
+        c.set_turbo_factor(value)
+        self.window_.remember(turbo_factor=c.turbo_factor)
+
+    def _on_input(self, name: str) -> None:
+        w = self.window_
+        w.input_box.setCurrentIndex(max(0, w.input_box.findData(name)))
+        self.refresh()
+
+    def _on_preset(self, name: str) -> None:
+        w = self.window_
+        w.preset_box.setCurrentIndex(max(0, w.preset_box.findData(name)))
+        self.refresh()
+
+    def _on_pause_outside(self, on: bool) -> None:
+        self.window_.controller.set_pause_outside(on)
+        self.window_.remember(pause_outside=on)
+
+    def _on_rest_stop(self, seconds: float) -> None:
+        c = self.window_.controller
+        c.set_rest_stop(seconds)
+        self.window_.remember(rest_stop_seconds=c.rest_stop_seconds)
+
+    def _on_label_size(self, px: float) -> None:
+        w = self.window_
+        w.view.min_label_px = int(px)
+        w.view.update()
+        w.remember(label_min_px=int(px))
+
+    def _on_font_size(self, points: float) -> None:
+        self.window_.font_box.setValue(int(points))
+
+    def _on_adaptation(self, on: bool) -> None:
+        self.window_.adapt_box.setChecked(on)
+
+    def _on_lower_share(self, share: float) -> None:
+        w = self.window_
+        if hasattr(w.controller.source, "start_lower_share"):
+            w.controller.source.start_lower_share = share
+        w.remember(start_lower_share=share)
+
+    def _on_output(self, output: str) -> None:
+        self.window_.output_mode.set_output(output)
+
+    def _on_copy_on_stop(self, on: bool) -> None:
+        self.window_.output_mode.copy_on_stop_action.setChecked(on)
+        self.window_.remember(copy_on_stop=on)
+
+    def _on_speak_on_stop(self, on: bool) -> None:
+        self.window_.output_mode.speak_on_stop_action.setChecked(on)
+        self.window_.remember(speak_on_stop=on)
+
+
+class ProfileDialog(QDialog):
+    """Pick whose profile the model learns into. The choice is saved and used from the next start: the model
+    loaded now keeps its profile until the app closes (switching needs it rebuilt). What it learned so far is
+    saved when a choice is made."""
+
+    def __init__(self, window: MainWindow, store: ProfileStore | None = None) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.store = store or ProfileStore()
+        self.setWindowTitle("Profile")
+        self.setStyleSheet(DIALOG_STYLE)
+        writer = window.controller.writer
+        self.in_use = writer.status().profile if writer is not None else None
+        names = [row["name"] for row in self.store.list() if "error" not in row]
+        for name in (window.prefs.profile, self.in_use):
+            if name and name not in names:
+                names.append(name)
+        self.rows = {row["name"]: row for row in self.store.list()}
+        intro = QLabel("A profile keeps what the model learned about one person's writing. Pick whose writing "
+                       "this is. The choice is used from the next start.")
+        intro.setWordWrap(True)
+        self.message = QLabel(self._now_text())
+        self.message.setWordWrap(True)
+        self.message.setObjectName("explanation")
+        self.choice = Choice([(n, self._label(n)) for n in sorted(names)], window.prefs.profile, columns=2)
+        self.choice.chosen.connect(self.pick)
+        new = QPushButton("New profile")
+        new.setToolTip("A new, empty profile, named for you (rename its folder later if you like)")
+        new.clicked.connect(self.new_profile)
+        self.new_button = new
+        bottom = QHBoxLayout()
+        bottom.addWidget(new)
+        bottom.addStretch(1)
+        bottom.addWidget(_close_button(self))
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.choice)
+        layout.addWidget(self.message)
+        layout.addStretch(1)
+        layout.addLayout(bottom)
+        self.resize(820, 520)
+
+    def _label(self, name: str) -> str:
+        row = self.rows.get(name)
+        if row is None:
+            return f"{name} (new)"
+        if "error" in row:
+            return f"{name} (unreadable)"
+        return f"{name} ({row['characters_adapted']:,} characters learned)"
+
+    def _now_text(self) -> str:
+        chosen = self.window_.prefs.profile
+        now = f"In use now: {self.in_use}." if self.in_use else "No profile is in use now."
+        if chosen != self.in_use:
+            return f"{now} From the next start: {chosen}."
+        return now
+
+    def pick(self, name: str) -> None:
+        """Use ``name`` from the next start; what the current profile learned is saved now."""
+        w = self.window_
+        saved = ""
+        writer = w.controller.writer
+        if writer is not None and name != w.prefs.profile:
+            try:
+                if writer.save() is not None:
+                    saved = f" What {self.in_use} learned so far is saved."
+            except ProfileError as exc:
+                saved = f" What {self.in_use} learned could not be saved now ({exc}); it is tried again on closing."
+        w.remember(profile=name)
+        w.save_prefs()
+        self.choice.set_value(name)
+        restart = " Close and start dasher-rnn again to write with it." if name != self.in_use else ""
+        self.message.setText(self._now_text() + saved + restart)
+
+    def new_profile(self) -> str:
+        """A fresh name (``person-2``, ``person-3``...) added to the choices and picked."""
+        taken = set(self.choice.buttons) | {row["name"] for row in self.store.list()}
+        n = 2
+        while f"person-{n}" in taken:
+            n += 1
+        name = f"person-{n}"
+        button = QPushButton(f"{name} (new)")
+        button.setCheckable(True)
+        button.setMinimumSize(56, 56)
+        button.clicked.connect(lambda _checked=False: self.choice._pick(name))
+        self.choice.group.addButton(button)
+        self.choice.buttons[name] = button
+        self.choice.layout().addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.pick(name)
+        return name

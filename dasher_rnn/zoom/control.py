@@ -1,0 +1,93 @@
+"""Dasher's control mode: a box after the letters whose children are actions, and the text edits they make.
+
+As in Dasher (``ControlManager``, ``NodeCreationManager::AddExtras``), every letter box ends with a control box
+that takes a fixed share of it (``CONTROL_SHARE``, Dasher's 1/20) whatever the model says; the letters share
+the rest in proportion to their probabilities. The control box's children are the actions, all the same size
+(not weighted by the model). An action happens when the crosshair enters its box, as a character would be
+output; the zoom then starts again from the text (see ``ZoomModel``). Nothing here knows about Qt: the zoom
+reports the action in its ``Frame`` and the front end carries out what it owns (speech, the clipboard).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+CONTROL_SHARE = 1 / 20  # of every letter box (Dasher: NORMALIZATION / 20)
+
+
+class Action(StrEnum):
+    LETTERS = "letters"  # back to the letters (Dasher's escape, <alph/>): nothing else happens
+    STOP = "stop"
+    DELETE_CHAR = "delete-char"
+    DELETE_WORD = "delete-word"
+    DELETE_SENTENCE = "delete-sentence"
+    SPEAK = "speak"  # the current message
+    SPEAK_SENTENCE = "speak-sentence"  # its last sentence
+    COPY = "copy"  # all the text
+    NEW_MESSAGE = "new-message"
+
+
+@dataclass(frozen=True)
+class ControlItem:
+    """One box of the control mode: the control box itself (``action`` None) or one of its actions."""
+
+    label: str
+    action: Action | None = None
+
+
+CONTROL_BOX = ControlItem("Control")
+# top to bottom in the control box; each takes 1/len of it
+CONTROL_ITEMS: tuple[ControlItem, ...] = (
+    ControlItem("Letters", Action.LETTERS),
+    ControlItem("Stop", Action.STOP),
+    ControlItem("⌫ Char", Action.DELETE_CHAR),
+    ControlItem("⌫ Word", Action.DELETE_WORD),
+    ControlItem("⌫ Sentence", Action.DELETE_SENTENCE),
+    ControlItem("Speak", Action.SPEAK),
+    ControlItem("Speak sentence", Action.SPEAK_SENTENCE),
+    ControlItem("Copy", Action.COPY),
+    ControlItem("New message", Action.NEW_MESSAGE),
+)
+ACTION_INDEX = {item.action: i for i, item in enumerate(CONTROL_ITEMS)}
+DELETIONS = (Action.DELETE_CHAR, Action.DELETE_WORD, Action.DELETE_SENTENCE)
+# what an action costs at least, from the letter box it is entered from: the control box's share, then one of
+# the equal children
+ACTION_BITS = -math.log2(CONTROL_SHARE / len(CONTROL_ITEMS))
+
+_SENTENCE_END = re.compile(r"[.!?\n][\"')\]]*\s+")
+
+
+def deletion(text: str, action: Action) -> int:
+    """How many characters at the end of ``text`` (the message so far) ``action`` deletes.
+
+    A word is the last run of non-spaces with the spaces after it ("I want tea" and "I want tea " both lose
+    "tea"); a sentence runs back to the end of the previous one (".", "!", "?" or a new line, then spaces), its
+    own end included; a character is the last one."""
+    if action == Action.DELETE_CHAR:
+        return min(1, len(text))
+    if action == Action.DELETE_WORD:
+        kept = text.rstrip()
+        while kept and not kept[-1].isspace():
+            kept = kept[:-1]
+        return len(text) - len(kept)
+    if action == Action.DELETE_SENTENCE:
+        return len(text) - sentence_start(text)
+    return 0
+
+
+def sentence_start(text: str) -> int:
+    """Where the last sentence of ``text`` begins (after the end of the one before; 0 when there is none)."""
+    body = text.rstrip()
+    body = body.rstrip(".!?\"')]")  # its own end does not count
+    start = 0
+    for match in _SENTENCE_END.finditer(body):
+        start = match.end()
+    return start
+
+
+def last_sentence(text: str) -> str:
+    """The last sentence of ``text`` (stripped), e.g. to speak it."""
+    return text[sentence_start(text):].strip()

@@ -1,0 +1,318 @@
+"""Control mode: the control box after the letters, its actions, what they do to the text and to the Writer, the
+simulated user's use of it, and how it is drawn."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.zoom.control import (
+    ACTION_BITS,
+    CONTROL_ITEMS,
+    CONTROL_SHARE,
+    Action,
+    deletion,
+    last_sentence,
+)
+from dasher_rnn.zoom.controller import ControllerConfig, WritingController
+from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
+from dasher_rnn.zoom.model import Frame, ZoomModel, ZoomSettings
+from dasher_rnn.zoom.simulate import parse_script, script_result, simulate, target_pointer, wait_for_answers
+from dasher_rnn.zoom.sources import uniform_counts
+from tests.conftest import make_sentences, writer_source
+from tests.test_zoom import RecordingSource
+
+ALPHABET = load_alphabet("english")
+N = len(ALPHABET)
+DT = 1 / 60
+
+
+def trained_ppm() -> PPMModel:
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(make_sentences(300)) + "\n")
+    return model
+
+
+def ppm_counts(writer) -> dict:
+    return writer.mixer.ppm.snapshot()
+
+
+def same_counts(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def drive(step, zoom: ZoomModel, text: str, action: Action | None = None, frames: int = 20000) -> Frame:
+    """Steer (``step(x, y)`` makes one frame) until ``text`` is the message, or until ``action`` happened after
+    it; the last frame."""
+    frame = Frame()
+    for _ in range(frames):
+        if action is None and zoom.output == text:
+            return frame
+        wait_for_answers(zoom)
+        frame = step(*target_pointer(zoom, zoom.context + text, action))
+        if action is not None and frame.action is not None:
+            assert frame.action == action
+            return frame
+    raise AssertionError(f"did not reach {text!r} {action}: at {zoom.output!r}")
+
+
+def zoom_steps(zoom: ZoomModel):
+    return lambda x, y: zoom.step(x, y, DT)
+
+
+def controller_steps(c: WritingController):
+    return lambda x, y: c.frame((x, y), DT)
+
+
+# -- the text edits ---------------------------------------------------------------------------------------------
+def test_deletions_take_a_character_a_word_or_a_sentence():
+    assert deletion("I want tea", Action.DELETE_WORD) == len("tea")
+    assert deletion("I want tea ", Action.DELETE_WORD) == len("tea ")
+    assert deletion("I want tea", Action.DELETE_CHAR) == 1 and deletion("", Action.DELETE_CHAR) == 0
+    assert deletion("Hello there. I want tea.", Action.DELETE_SENTENCE) == len("I want tea.")
+    assert deletion("Hello there. I want", Action.DELETE_SENTENCE) == len("I want")
+    assert deletion("no end yet", Action.DELETE_SENTENCE) == len("no end yet")
+    assert deletion("I want tea", Action.COPY) == 0
+    assert last_sentence("Hello there. I want tea. ") == "I want tea."
+    assert last_sentence("Hi! Go") == "Go"
+
+
+def test_scripts_name_actions_in_braces():
+    steps = parse_script("I want tea{delete-word}coffee")
+    assert steps == ["I want tea", Action.DELETE_WORD, "coffee"]
+    assert script_result(steps) == "I want coffee"
+    assert parse_script("a{not-an-action}b") == ["a{not-an-action}b"]  # braces around anything else are text
+
+
+# -- the layout -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("peak", [None, 0, N - 1])
+def test_the_control_box_has_a_fixed_share_whatever_the_model_says(peak):
+    counts = uniform_counts(N)
+    if peak is not None:  # a model sure of one letter (the first, or the last just before the control box)
+        counts = np.full(N, 1, np.int64)
+        counts[peak] = DASHER_TOTAL - (N - 1)
+    zoom = ZoomModel(RecordingSource(counts=counts), ZoomSettings(control=True))
+    zoom.idle()
+    cum = zoom.layout(zoom.root)
+    assert len(cum) == N + 2  # the letters, then the control box
+    lo, hi = zoom.child_range(zoom.root, 0.0, MAX_Y, zoom.control_symbol)
+    assert (hi - lo) / MAX_Y == pytest.approx(CONTROL_SHARE) and hi == MAX_Y
+    letters = np.diff(cum[: N + 1])
+    assert letters / letters.sum() == pytest.approx(counts / counts.sum())  # the letters keep their proportions
+    off = ZoomModel(RecordingSource(counts=counts))  # control mode off: no control box
+    off.idle()
+    assert len(off.layout(off.root)) == N + 1
+
+
+def test_the_control_boxes_children_are_equal_actions_and_add_no_character():
+    zoom = ZoomModel(RecordingSource(), ZoomSettings(control=True))
+    zoom.idle()
+    control = zoom._child(zoom.root, zoom.control_symbol)
+    assert control.item is not None and control.action is None and control.handle is None
+    sizes = np.diff(zoom.layout(control))
+    assert len(sizes) == len(CONTROL_ITEMS) and sizes == pytest.approx(np.full(len(CONTROL_ITEMS), sizes[0]))
+    actions = [zoom._child(control, i).action for i in range(len(CONTROL_ITEMS))]
+    assert actions == [item.action for item in CONTROL_ITEMS] and set(actions) == set(Action)
+    assert ACTION_BITS == pytest.approx(np.log2(20 * len(CONTROL_ITEMS)))
+
+
+def test_zooming_into_the_control_box_outputs_nothing_and_reversing_out_comes_back():
+    source = RecordingSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=3.0, control=True))
+    drive(zoom_steps(zoom), zoom, "ab")
+    for _ in range(2000):  # towards Copy, until the control box fills the view
+        frame = zoom.step(*target_pointer(zoom, "ab", Action.COPY), DT)
+        assert frame.action is None
+        if not zoom.root.is_letter:
+            break
+    assert not zoom.root.is_letter and zoom.root.parent.symbol == ALPHABET.index("b")
+    assert zoom.output == "ab" and zoom.text[: zoom._committed] == "ab"  # the control box is no character ...
+    assert source.learned == list("ab")  # ... and the box above it is learned, as the parent of the root
+    for _ in range(2000):
+        frame = zoom.step(1.8 * ORIGIN_X, ORIGIN_Y, DT)  # back out of it, and of "b"
+        assert frame.action is None
+        if zoom.output == "a":
+            break
+    assert zoom.output == "a" and zoom.root.is_letter and source.learned == list(zoom.text[: zoom._committed])
+
+
+# -- actions ----------------------------------------------------------------------------------------------------
+def test_crossing_delete_word_removes_the_word_and_what_the_writer_learned_of_it():
+    source = writer_source("ppm", trained_ppm=trained_ppm())
+    writer = source.writer
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=3.0, control=True))
+    learned: dict[str, dict] = {"": ppm_counts(writer)}  # the Writer's counts for each committed text
+    step = zoom_steps(zoom)
+
+    def record(x: float, y: float) -> Frame:
+        frame = step(x, y)
+        learned[zoom.text[: zoom._committed]] = ppm_counts(writer)
+        return frame
+
+    drive(record, zoom, "I want tea")
+    before = ppm_counts(writer)
+    frame = drive(record, zoom, "I want tea", Action.DELETE_WORD)
+    assert frame.action == Action.DELETE_WORD and frame.deleted >= len("tea")
+    assert zoom.output == "I want " and zoom.text == zoom.root_text  # the view starts again from the text
+    assert (zoom.root_lo, zoom.root_hi) == (0.0, MAX_Y)
+    committed = zoom.text[: zoom._committed]
+    assert committed == "I want"  # the text above the new root
+    assert not same_counts(ppm_counts(writer), before)  # what was learned of "tea" ...
+    assert same_counts(ppm_counts(writer), learned[committed])  # ... is taken back exactly
+    drive(record, zoom, "I want coffee")  # and writing goes on from there
+    assert zoom.output == "I want coffee"
+    source.close()
+
+
+def test_delete_char_and_sentence_in_the_zoom():
+    zoom = ZoomModel(RecordingSource(), ZoomSettings(speed_bps=3.0, control=True))
+    step = zoom_steps(zoom)
+    drive(step, zoom, "Hi. I go")
+    drive(step, zoom, "Hi. I go", Action.DELETE_CHAR)
+    assert zoom.output == "Hi. I g"
+    drive(step, zoom, "Hi. I g", Action.DELETE_SENTENCE)
+    assert zoom.output == "Hi. "
+    assert zoom.source.learned == list(zoom.text[: zoom._committed])  # the source learned only what is left
+
+
+def test_stop_in_the_control_box_stops():
+    c = WritingController(writer_source("uniform"), ControllerConfig(speed_bps=3.0, auto_speed=False, control_mode=True))
+    c.start()
+    drive(controller_steps(c), c.zoom, "Tom")
+    assert c.running
+    frame = drive(controller_steps(c), c.zoom, "Tom", Action.STOP)
+    assert frame.action == Action.STOP and not c.running and c.stopped_because == "control"
+    assert c.text == "Tom"  # nothing deleted
+    for _ in range(30):
+        c.frame((ORIGIN_X - 800.0, ORIGIN_Y), DT)  # stopped: the pointer writes nothing
+    assert c.text == "Tom"
+
+
+def test_new_message_in_the_control_box_starts_one():
+    source = writer_source("ppm", trained_ppm=trained_ppm())
+    c = WritingController(source, ControllerConfig(speed_bps=3.0, auto_speed=False, control_mode=True))
+    c.start()
+    drive(controller_steps(c), c.zoom, "We need")
+    frame = drive(controller_steps(c), c.zoom, "We need", Action.NEW_MESSAGE)
+    assert frame.finished == "We need" and c.history == "We need\n" and c.zoom.output == "" and c.running
+    assert c.zoom.mark().committed == 0 and not c.can_undo  # a new message: nothing to back into
+    drive(controller_steps(c), c.zoom, "Tom")
+    assert c.text == "We need\nTom"
+    c.close()
+
+
+def test_undo_after_a_control_deletion_brings_the_word_back_with_what_was_learned():
+    source = writer_source("ppm", trained_ppm=trained_ppm())
+    c = WritingController(source, ControllerConfig(speed_bps=3.0, auto_speed=False, control_mode=True))
+    c.start()
+    drive(controller_steps(c), c.zoom, "I want tea")
+    c.stop()
+    written = (c.text, ppm_counts(source.writer))
+    c.start()
+    drive(controller_steps(c), c.zoom, "I want tea", Action.DELETE_WORD)
+    assert c.text == "I want "
+    assert c.undo_run()
+    assert c.text == written[0] and same_counts(ppm_counts(source.writer), written[1])
+    c.close()
+
+
+def test_control_mode_follows_the_preset_and_can_be_switched_mid_message():
+    assert PRESETS["eye-tracker"].control_mode and PRESETS["head-mouse"].control_mode and not PRESETS["mouse"].control_mode
+    c = WritingController(writer_source("uniform"), ControllerConfig(speed_bps=3.0, auto_speed=False))
+    assert not c.control_mode and not c.zoom.config.control
+    c.apply_preset("eye-tracker", adopt_speeds=True)
+    assert c.control_mode and c.config.control_mode
+    c.apply_preset("mouse")  # at start-up a preset does not change the user's choice
+    assert c.control_mode
+    c.start()
+    drive(controller_steps(c), c.zoom, "abc")
+    frame = c.set_control_mode(False)
+    assert c.zoom.output == "abc" and len(c.zoom.layout(c.zoom.root)) == N + 1
+    assert frame.uncommitted == 0  # the text above the old root stays learned
+    drive(controller_steps(c), c.zoom, "abcd")
+
+
+# -- the simulated user -----------------------------------------------------------------------------------------
+def test_the_simulated_user_deletes_a_word_and_retypes_it_and_reports_the_cost():
+    zoom = ZoomModel(writer_source("ppm", trained_ppm=trained_ppm()), ZoomSettings(speed_bps=3.0, control=True))
+    result = simulate(zoom, ["I want tea{delete-word}coffee", "I need more time."])
+    assert not result.failed
+    assert [p.phrase for p in result.phrases] == ["I want coffee", "I need more time."]
+    assert [a.action for a in result.phrases[0].actions] == [Action.DELETE_WORD] and not result.phrases[1].actions
+    summary = result.summary()
+    control = summary["control"]
+    assert control["actions"] == 1 and control["wrong_actions"] == 0
+    word = control["per_action"]["delete-word"]
+    assert word["count"] == 1 and word["bits"] >= ACTION_BITS - 0.5 and word["seconds"] > 0
+    assert control["least_bits_per_action"] == round(ACTION_BITS, 2)
+    with pytest.raises(ValueError, match="control mode"):
+        simulate(ZoomModel(RecordingSource()), ["a{stop}"])
+
+
+def test_simulate_command_reports_the_control_modes_cost(tmp_path, capsys):
+    from dasher_rnn.cli import main
+
+    train = tmp_path / "train.txt"
+    train.write_text("\n".join(make_sentences(300)) + "\n")
+    assert main(["simulate", "--model", "ppm", "--ppm-train", str(train), "--text", "I want tea{delete-word}coffee",
+                 "--speed", "4", "--json", "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["control_mode"] and summary["phrases"] == 1 and summary["failed"] == 0
+    assert summary["characters"] == len("I want coffee")
+    assert summary["control"]["per_action"]["delete-word"]["count"] == 1
+
+
+class StrictSource(RecordingSource):
+    """Handles are distinct objects, and releasing one twice is an error (as the RNN's tree of contexts says)."""
+
+    def __init__(self):
+        super().__init__()
+        self.live: set[int] = set()
+        self.keep: list[object] = []
+
+    def _handle(self, text: str) -> object:
+        handle = [text]
+        self.keep.append(handle)
+        self.live.add(id(handle))
+        return handle
+
+    def start(self, context):
+        return self._handle(context)
+
+    def child(self, handle, symbol):
+        return self._handle(handle[0] + ALPHABET.symbols[symbol])
+
+    def release(self, handle):
+        assert id(handle) in self.live, f"{handle[0]!r} released twice"
+        self.live.discard(id(handle))
+
+
+def test_a_root_started_again_from_the_text_is_released_once():
+    """After an action the view starts from a root rebuilt from the text; reversing past it makes it a child,
+    which may be dropped; the next message must not release it again."""
+    source = StrictSource()
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=3.0, control=True))
+    drive(zoom_steps(zoom), zoom, "abc d")
+    drive(zoom_steps(zoom), zoom, "abc d", Action.DELETE_CHAR)
+    drive(zoom_steps(zoom), zoom, "ab")  # backing out past the rebuilt root
+    drive(zoom_steps(zoom), zoom, "abx")
+    zoom.finish_message()
+    drive(zoom_steps(zoom), zoom, "q")
+
+
+def test_a_root_rebuilt_by_rewind_is_released_once_too():
+    """The same with Undo writing's rewind (control mode off)."""
+    zoom = ZoomModel(StrictSource(), ZoomSettings(speed_bps=3.0))
+    drive(zoom_steps(zoom), zoom, "abc")
+    mark = zoom.mark()
+    drive(zoom_steps(zoom), zoom, "abc de")
+    assert zoom.rewind(mark)
+    drive(zoom_steps(zoom), zoom, "a")
+    drive(zoom_steps(zoom), zoom, "axy")
+    zoom.finish_message()
