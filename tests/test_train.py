@@ -186,3 +186,35 @@ def test_learned_initial_state_lowers_start_of_message_loss(tiny_corpus_dir, tmp
                                  log=lambda *_: None)
     assert result["learned_state_bpc"] < result["zero_state_bpc"] - 0.3
     assert trainer.model.h0.abs().sum() > 0
+
+
+def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_batch(tiny_corpus_dir, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from dasher_rnn.cli import main
+    from dasher_rnn.lm.model_io import load_tensors
+    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
+
+    common = [str(tiny_corpus_dir), "--embed", "8", "--hidden", "32", "--steps", "12", "--seq-len", "32",
+              "--lr", "1e-2", "--warmup", "3", "--eval-every", "6", "--checkpoint-every", "6", "--val-fraction", "0.2",
+              "--val-chars", "500", "--threads", "1", "--no-progress"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "dasher_rnn",
+         "train", "--out", str(tmp_path / "ddp"), "--batch-size", "4", *common],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert main(["train", "--out", str(tmp_path / "one"), "--batch-size", "8", *common]) == 0
+
+    ddp = json.loads((tmp_path / "ddp" / CHECKPOINT_META).read_text())
+    one = json.loads((tmp_path / "one" / CHECKPOINT_META).read_text())
+    assert ddp["world_size"] == 2 and ddp["chars"] == one["chars"] == 12 * 8 * 32  # global characters
+    assert [r["step"] for r in ddp["history"]] == [6, 12]  # rank 0 alone logged: one record per evaluation
+    assert done.stdout.count("model written to") == 1 and (tmp_path / "ddp" / "model" / "weights.safetensors").is_file()
+    a, b = load_tensors(tmp_path / "ddp" / CHECKPOINT), load_tensors(tmp_path / "one" / CHECKPOINT)
+    assert a["carry.h"].shape == b["carry.h"].shape == (1, 8, 32)
+    for key in a:
+        if key.startswith("model."):
+            assert torch.allclose(a[key].float(), b[key].float(), atol=1e-3), key
