@@ -44,7 +44,7 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--init-from", metavar="PATH",
                    help="start a new run from this model directory or run folder (when OUT has no checkpoint yet); "
                         "a larger --hidden widens it function-preservingly (LSTM)")
-    p.add_argument("--resume-warmup", type=int, default=100,
+    p.add_argument("--resume-warmup", type=int, default=20,
                    help="steps over which the rate warms up again when a run resumes with a fresh optimizer")
     p.add_argument("--lowercase-frac", type=float, default=0.0,
                    help="case augmentation: share of lines (messages) lower-cased in training batches")

@@ -48,7 +48,7 @@ class TrainConfig:
     val_chars: int = 20000  # per source
     seed: int = 0
     span_batches: int = 64
-    resume_warmup: int = 100  # steps over which a fresh optimizer's rate ramps up again after a resume
+    resume_warmup: int = 20  # steps over which a fresh optimizer's rate ramps up again after a resume
     lowercase_frac: float = 0.0  # case augmentation: share of lines (messages) lower-cased in training batches
 
 
