@@ -186,7 +186,7 @@ def load_msg(model_dir: str | Path, model: CharRNN) -> dict[str, torch.Tensor]:
     model_dir = Path(model_dir)
     config = read_config(model_dir)
     verify_hash(model_dir, config, MSG_FILE)
-    msg = load_tensors(model_dir / MSG_FILE)
+    msg = {k: v.float() for k, v in load_tensors(model_dir / MSG_FILE).items()}  # stored in float32 or bfloat16
     for name, p in model.named_parameters():
         if name in msg and msg[name].shape != p.shape:
             raise ModelFileError(f"{model_dir / MSG_FILE}: {name} has shape {tuple(msg[name].shape)}, expected {tuple(p.shape)}")

@@ -166,7 +166,7 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
                     exact -= float(lp[rows, m].sum()) / np.log(2)
                     ints = quantise(np.exp(lp.astype(np.float64)), DASHER_FLOOR)
                     floor += float(np.log2(DASHER_TOTAL / ints[rows, m]).sum())
-                figures[name] = {"bpc_floor": floor / chars, "bpc_exact": exact / chars}
+                figures[name] = {"bpc_floor": float(floor / chars), "bpc_exact": float(exact / chars)}
             lost = figures["int8"]["bpc_floor"] - figures["fp32"]["bpc_floor"]
             report.update({"check_files": [Path(p).name for p in check_files], "check_chars": chars,
                            "bpc": figures, "bits_lost_floor": lost,
