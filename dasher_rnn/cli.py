@@ -102,6 +102,14 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--model-out", help="where to write the finished model (default: OUT/model)")
+    p.add_argument("--init-from", metavar="PATH",
+                   help="start a new run from this model directory or run folder (when OUT has no checkpoint yet); "
+                        "a larger --hidden widens it function-preservingly (LSTM)")
+    p.add_argument("--resume-warmup", type=int, default=20,
+                   help="steps over which the rate warms up again when a run resumes with a fresh optimizer")
+    p.add_argument("--lowercase-frac", type=float, default=0.0,
+                   help="case augmentation: share of lines (messages) lower-cased in training batches")
+    p.add_argument("--corpus-cache", help="folder of the encoded corpus (default: OUT/corpus)")
     p.set_defaults(func=_cmd_train)
 
 
@@ -110,36 +118,92 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     import torch
 
-    from dasher_rnn.alphabet import load_alphabet
-    from dasher_rnn.lm.corpus import build_corpus, load_mix, sources_from_paths
-    from dasher_rnn.lm.train import TrainConfig, Trainer, finish_model, new_model, pick_device
+    from dasher_rnn.lm.train import pick_device
 
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    device = pick_device(args.device)
+    distributed = "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1
+    if distributed:  # under torchrun: one process per device (or per CPU share)
+        local_rank = int(os.environ.get("LOCAL_RANK", 0))
+        if device.type == "cuda":
+            device = torch.device("cuda", local_rank)
+            torch.cuda.set_device(device)
+        torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    try:
+        return _train(args, device)
+    finally:
+        if distributed:
+            torch.distributed.destroy_process_group()
+
+
+def _train(args: argparse.Namespace, device) -> int:
+    import shlex
+
+    import torch
+
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.corpus import build_corpus, load_mix, sources_from_paths
+    from dasher_rnn.lm.train import TrainConfig, Trainer, finish_model, load_start_model, new_model, widen_model
+
+    main = not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
+    say = print if main else (lambda *_a, **_k: None)
     alphabet = load_alphabet(args.alphabet)
     if args.paths:
         specs = sources_from_paths(args.paths)
     else:
         specs = load_mix(args.mix or ASSETS_DIR / "training_mix.json", root=args.corpus_root)
     out = Path(args.out)
-    corpus = build_corpus(specs, alphabet, out / "corpus", val_fraction=args.val_fraction)
+    cache = Path(args.corpus_cache) if args.corpus_cache else out / "corpus"
+    if torch.distributed.is_initialized():  # rank 0 encodes the corpus, the others then read its cache
+        if main:
+            build_corpus(specs, alphabet, cache, val_fraction=args.val_fraction)
+        torch.distributed.barrier()
+    corpus = build_corpus(specs, alphabet, cache, val_fraction=args.val_fraction)
     for row in corpus.summary():
-        print(f"source {row['name']}: weight {row['weight']}, {row['train_chars']:,} train / {row['val_chars']:,} val chars")
+        say(f"source {row['name']}: weight {row['weight']}, {row['train_chars']:,} train / {row['val_chars']:,} val chars")
     tc = TrainConfig(
         steps=args.steps, batch_size=args.batch_size, seq_len=args.seq_len, lr=args.lr, warmup=args.warmup,
         decay_frac=args.decay_frac, weight_decay=args.weight_decay, clip=args.clip, eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every, val_chars=args.val_chars, seed=args.seed,
+        resume_warmup=args.resume_warmup, lowercase_frac=args.lowercase_frac,
     )
-    model = new_model(alphabet, args.embed, args.hidden, args.layers, args.cell, args.seed,
-                      mog_rounds=args.mog_rounds, mog_rank=args.mog_rank, attn_window=args.attn_window)
-    trainer = Trainer(model, corpus, tc, out, pick_device(args.device))
+    resuming = (out / "checkpoint.json").is_file()
+    origin = None
+    if args.init_from and not resuming:
+        start, origin = load_start_model(args.init_from)
+        if start.config.vocab_size != len(alphabet):
+            raise ValueError(f"{args.init_from}: {start.config.vocab_size} symbols, alphabet {alphabet.name!r} has "
+                             f"{len(alphabet)}")
+        if (args.embed, args.layers, args.cell) != (start.config.embed_size, start.config.layers, start.config.cell):
+            raise ValueError(f"--init-from {args.init_from} is {origin['architecture']} with embedding "
+                             f"{start.config.embed_size}: give the same --cell, --layers and --embed")
+        origin["widened"] = args.hidden != start.config.hidden_size
+        model = widen_model(start, args.hidden, seed=args.seed) if origin["widened"] else start
+    else:
+        model = new_model(alphabet, args.embed, args.hidden, args.layers, args.cell, args.seed,
+                          mog_rounds=args.mog_rounds, mog_rank=args.mog_rank, attn_window=args.attn_window)
+    # the command that continues this run: the same options, without --init-from (the checkpoint has the weights)
+    argv = [a for a in getattr(args, "argv", sys.argv[1:]) if not a.startswith("--init-from=")]
+    if "--init-from" in argv:
+        i = argv.index("--init-from")
+        del argv[i : i + 2]
+    command = shlex.join(["dasher-rnn", *argv]) if argv and argv[0] == "train" else None
+    trainer = Trainer(model, corpus, tc, out, device, command=command)
+    trainer.origin = origin
     if trainer.load_checkpoint():
-        print(f"resumed from {out} at step {trainer.step}")
-    print(f"model: {model.num_parameters():,} parameters, {tc.steps} steps of {tc.batch_size}x{tc.seq_len} characters")
+        say(f"resumed from {out} at step {trainer.step} ({trainer.chars:,} characters)"
+            + ("" if trainer.resumed_at is None else f", fresh optimizer warming up over {tc.resume_warmup} steps"))
+    elif origin:
+        say(f"starting from {args.init_from} ({origin['architecture']}"
+            + (f", widened to {args.hidden}" if origin["widened"] else "") + ")")
+    say(f"model: {model.num_parameters():,} parameters, {tc.steps} steps of "
+        f"{tc.batch_size * trainer.world_size}x{tc.seq_len} characters")
     try:
         trainer.run(progress=not args.no_progress)
     except KeyboardInterrupt:
         return 130
-    finish_model(trainer, args.model_out or out / "model")
+    if trainer.is_main:
+        finish_model(trainer, args.model_out or out / "model")
     return 0
 
 
@@ -149,14 +213,26 @@ def _add_export_onnx(sub: argparse._SubParsersAction) -> None:
     # part of the package (tracked in git, installed in site-packages); it changes only when named
     p.add_argument("model_dir", help="model folder (e.g. a `train` run's OUT/model); model.onnx is written into it "
                    "and its config.json records the export")
+    p.add_argument("--int8", action="store_true",
+                   help="also write model.int8.onnx, dynamically quantised to int8 (onnxruntime uses it when present)")
+    p.add_argument("--check", nargs="*", default=None, metavar="FILE",
+                   help="--int8: phrase files on which it may lose at most 0.005 bits/char "
+                        "(default: ../shared/corpora/eval/*.txt when present)")
     p.set_defaults(func=_cmd_export_onnx)
 
 
 def _cmd_export_onnx(args: argparse.Namespace) -> int:
-    from dasher_rnn.lm.onnx_export import export_onnx
+    import json
+
+    from dasher_rnn.lm.onnx_export import export_int8, export_onnx
 
     diff = export_onnx(args.model_dir)
     print(f"wrote {Path(args.model_dir) / 'model.onnx'}: max abs difference vs torch {diff:.2e}")
+    if args.int8:
+        check = args.check if args.check is not None else sorted(Path("../shared/corpora/eval").glob("*.txt"))
+        report = export_int8(args.model_dir, check_files=check)
+        print(f"wrote {Path(args.model_dir) / report['file']}:")
+        print(json.dumps(report, indent=1))
     return 0
 
 
@@ -194,6 +270,9 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictor")
     p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--symbols", default=None, metavar="SET",
+                   help="score over this symbol set with renormalised distributions: 'peer' (a-z, apostrophe, "
+                        "space, as TextSlinger scores COMM-letter; use with --floor 0) or the characters themselves")
     p.set_defaults(func=_cmd_eval)
 
 
@@ -224,12 +303,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     writers = iter([first])
     report = evaluate_files(lambda: next(writers, None) or build_writer(config, trained_ppm=trained_ppm), args.files,
                             adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors,
-                            progress=False if args.json else None)
-    report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor}
+                            progress=False if args.json else None, symbols=args.symbols)
+    report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor, "symbols": args.symbols}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{description}, {'adaptive' if adaptive else 'static'}, floor {args.floor}")
+        print(f"{description}, {'adaptive' if adaptive else 'static'}, floor {args.floor}"
+              + (f", symbols {args.symbols!r}" if args.symbols else ""))
         print(format_report(report))
     return 0
 
@@ -705,7 +785,9 @@ def main(argv: list[str] | None = None) -> int:
     from dasher_rnn.lm.model_io import ModelFileError
     from dasher_rnn.textio import TextFileError
 
-    args = parse_args(argv if argv is not None else sys.argv[1:] or ["app"])
+    argv = list(argv if argv is not None else sys.argv[1:] or ["app"])
+    args = parse_args(argv)
+    args.argv = argv  # `train` writes the exact command into its checkpoint's README
     try:
         return args.func(args)
     except (AlphabetError, ModelFileError, TextFileError, ValueError, OSError) as exc:  # ProfileError is a ValueError

@@ -6,6 +6,10 @@ adaptive mode commit the line (learning it) before the next. Characters outside 
 bits, stay in the denominator and are counted. Overall figures are total bits over total
 characters. Sentence-start figures are mean bits of the first 1, 5, 10 and 20 characters
 over messages that have that many.
+
+With a symbol set (``symbols``, e.g. ``"peer"``: a-z, apostrophe and space, as TextSlinger scores
+COMM-letter) each character is scored with the model's distribution renormalised over the set;
+characters outside the set are entered as context but skipped (no bits, counted).
 """
 
 from __future__ import annotations
@@ -25,6 +29,14 @@ from dasher_rnn.normalise import normalise
 from dasher_rnn.textio import read_text
 
 START_LENGTHS = (1, 5, 10, 20)
+SYMBOL_SETS = {"peer": "abcdefghijklmnopqrstuvwxyz' "}  # TextSlinger's 28 scored symbols (29 with their end symbol)
+
+
+def resolve_symbols(spec: str | None) -> str | None:
+    """A named symbol set (``peer``) or the characters of ``spec`` themselves."""
+    if spec is None:
+        return None
+    return SYMBOL_SETS.get(spec, spec)
 
 
 @dataclass
@@ -73,6 +85,18 @@ def _bits(dist, symbol: int, floor: float) -> float:
     return -math.log2(dist.probs[symbol] / dist.probs.sum())
 
 
+def _restricted_bits(probs: np.ndarray, symbols: list[int], mask: np.ndarray, floor: float) -> list[float]:
+    """Bits of each symbol under the distributions ``probs`` (T, V) renormalised over ``mask``; with a floor, Dasher's
+    integers over the set's symbols alone. Symbols outside the set cost 0 (the caller counts them as skipped)."""
+    sub = probs[:, mask]
+    position = np.cumsum(mask) - 1  # a symbol's column in ``sub``
+    if floor > 0:
+        sub = quantise(sub, floor) / DASHER_TOTAL
+    else:
+        sub = sub / sub.sum(axis=1, keepdims=True)
+    return [float(-np.log2(sub[t, position[s]])) if mask[s] else 0.0 for t, s in enumerate(symbols)]
+
+
 def _message_contexts(writer: Writer, symbols: list[int]) -> list[Context]:
     """The context before each symbol of a message entered from a message start."""
     contexts = [writer.root("")]
@@ -81,12 +105,29 @@ def _message_contexts(writer: Writer, symbols: list[int]) -> list[Context]:
     return contexts
 
 
+def symbol_mask(symbols: str | None, alphabet) -> np.ndarray | None:
+    """A boolean vector over ``alphabet`` marking ``symbols`` (a name of ``SYMBOL_SETS`` or the characters)."""
+    symbols = resolve_symbols(symbols)
+    if symbols is None:
+        return None
+    missing = [ch for ch in symbols if ch not in alphabet]
+    if missing:
+        raise ValueError(f"symbols {''.join(missing)!r} are not in the model's alphabet {alphabet.name!r}")
+    mask = np.zeros(len(alphabet), dtype=bool)
+    mask[[alphabet.index(ch) for ch in symbols]] = True
+    return mask
+
+
 def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: bool = False,
-                   floor: float = 0.05, progress: Callable[[int], None] | None = None) -> Score:
+                   floor: float = 0.05, progress: Callable[[int], None] | None = None,
+                   symbols: str | None = None) -> Score:
     """Score messages one by one through ``writer``'s own prediction path (the app's), learning each after
-    it is scored when ``adaptive``. Static messages are asked for in batches (the predictor steps them together)."""
+    it is scored when ``adaptive``. Static messages are asked for in batches (the predictor steps them together).
+    ``symbols``: score over this set (a name of ``SYMBOL_SETS`` or the characters), each distribution
+    renormalised over it; characters outside it count as skipped."""
     score = Score(name)
     alphabet = writer.alphabet
+    mask = symbol_mask(symbols, alphabet)
     batch_nodes = max(1, writer.service.tree.budget // 3) if writer.service is not None else 1 << 30
     pending: list[tuple[str, list[bool], list[int]]] = []
 
@@ -99,14 +140,18 @@ def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: b
                 writer.release(cs[0])
         start = 0
         for (line, known, committed), cs in zip(batch, contexts, strict=True):
-            bits = iter([_bits(d, s, floor) for d, s in zip(dists[start : start + len(cs)], committed, strict=True)])
+            mine = dists[start : start + len(cs)]
             start += len(cs)
+            if mask is None:
+                bits = iter([_bits(d, s, floor) for d, s in zip(mine, committed, strict=True)])
+            else:
+                bits = iter(_restricted_bits(np.stack([d.probs for d in mine]), committed, mask, floor))
             if adaptive:
                 for symbol, context in zip(committed, cs, strict=True):
                     writer.commit_symbol(symbol, context)
                 writer.new_message()
                 writer.flush()
-            _add(score, line, known, [next(bits) if ok else 0.0 for ok in known])
+            _add(score, line, known, [next(bits) if ok else 0.0 for ok in known], mask, alphabet)
         if progress is not None:
             progress(len(batch))
 
@@ -127,33 +172,40 @@ def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: b
 
 
 def score_language_model(model: LanguageModel, lines: list[str], name: str = "", adaptive: bool = False,
-                         floor: float = 0.05) -> Score:
+                         floor: float = 0.05, symbols: str | None = None) -> Score:
     """The same protocol on a network in memory (``lm.rnn_lm``, ``adapt.adaptive_lm``, PPM): research and
     benchmark scripts that compare networks or settings without a model folder or a Writer."""
     score = Score(name)
     alphabet = model.alphabet
+    mask = symbol_mask(symbols, alphabet)
     for line, known, committed in _messages(lines, alphabet):
         model.reset()
         if hasattr(model, "sequence_probs"):  # the RNN scores the whole message in one call
-            probs = model.sequence_probs(committed)
-            rows = np.arange(len(committed))
-            if floor > 0:
-                bits = np.log2(DASHER_TOTAL / quantise(probs, floor)[rows, committed]).tolist()
-            else:
-                bits = (-np.log2(probs[rows, committed])).tolist()
-        else:
+            probs = np.asarray(model.sequence_probs(committed), dtype=np.float64).reshape(len(committed), len(alphabet))
+        elif mask is None and floor > 0:  # Dasher's own integers, as its boxes
+            probs = None
             bits = []
             for symbol in committed:
-                if floor > 0:
-                    bits.append(math.log2(DASHER_TOTAL / model.dasher_distribution(floor)[symbol]))
-                else:
-                    bits.append(-math.log2(model.probs()[symbol]))
+                bits.append(math.log2(DASHER_TOTAL / model.dasher_distribution(floor)[symbol]))
                 model.advance(symbol)
+        else:
+            rows = []
+            for symbol in committed:
+                rows.append(np.asarray(model.probs(), dtype=np.float64))
+                model.advance(symbol)
+            probs = np.stack(rows) if rows else np.zeros((0, len(alphabet)))
+        if probs is not None:
+            if mask is not None:
+                bits = _restricted_bits(probs, committed, mask, floor)
+            elif floor > 0:
+                bits = np.log2(DASHER_TOTAL / quantise(probs, floor)[np.arange(len(committed)), committed]).tolist()
+            else:
+                bits = (-np.log2(probs[np.arange(len(committed)), committed])).tolist()
         if adaptive:
             for symbol in committed:
                 model.learn(symbol)
         it = iter(bits)
-        _add(score, line, known, [next(it) if ok else 0.0 for ok in known])
+        _add(score, line, known, [next(it) if ok else 0.0 for ok in known], mask, alphabet)
     return score
 
 
@@ -166,9 +218,11 @@ def _messages(lines: list[str], alphabet) -> Iterator[tuple[str, list[bool], lis
             yield line, known, [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
 
 
-def _add(score: Score, line: str, known: list[bool], per_char: list[float]) -> None:
-    score.skipped += len(line) - sum(known)
-    score.skipped_chars.update(ch for ch, ok in zip(line, known, strict=True) if not ok)
+def _add(score: Score, line: str, known: list[bool], per_char: list[float], mask: np.ndarray | None = None,
+         alphabet=None) -> None:
+    scored = known if mask is None else [ok and bool(mask[alphabet.index(ch)]) for ch, ok in zip(line, known, strict=True)]
+    score.skipped += len(line) - sum(scored)
+    score.skipped_chars.update(ch for ch, ok in zip(line, scored, strict=True) if not ok)
     score.bits += sum(per_char)
     score.char_bits.extend(per_char)
     score.chars += len(line)
@@ -185,9 +239,11 @@ def read_messages(path: str | Path, replace_errors: bool = False) -> list[str]:
 
 
 def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], adaptive: bool = False,
-                   floor: float = 0.05, replace_errors: bool = False, progress: bool | None = None) -> dict:
+                   floor: float = 0.05, replace_errors: bool = False, progress: bool | None = None,
+                   symbols: str | None = None) -> dict:
     """Score each file with a fresh Writer from ``make_writer`` (closed afterwards without saving anything);
-    per-file and overall figures. ``progress``: a bar on the terminal (None: only when stderr is one)."""
+    per-file and overall figures (over ``symbols`` with renormalised distributions when given). ``progress``:
+    a bar on the terminal (None: only when stderr is one)."""
     overall = Score("overall")
     files = {}
     texts = [(Path(p).stem, read_messages(p, replace_errors)) for p in paths]
@@ -196,7 +252,8 @@ def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], a
         for name, lines in texts:
             writer = make_writer()
             try:
-                score = score_messages(writer, lines, name, adaptive=adaptive, floor=floor, progress=bar.update)
+                score = score_messages(writer, lines, name, adaptive=adaptive, floor=floor, progress=bar.update,
+                                       symbols=symbols)
             finally:
                 writer.close(save=False)
             files[score.name] = score.to_json()

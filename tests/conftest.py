@@ -41,8 +41,9 @@ def tiny_trainer(corpus_dir: Path, out: Path, steps: int, **overrides):
     alphabet = load_alphabet("english")
     corpus = build_corpus([SourceSpec("tiny", [str(corpus_dir)], documents="file")], alphabet, out / "corpus",
                           val_fraction=0.2)
-    tc = TrainConfig(steps=steps, batch_size=8, seq_len=32, lr=1e-2, warmup=5, eval_every=10_000,
-                     checkpoint_every=10_000, val_chars=2000, span_batches=8, **overrides)
+    settings = dict(steps=steps, batch_size=8, seq_len=32, lr=1e-2, warmup=5, eval_every=10_000,
+                    checkpoint_every=10_000, val_chars=2000, span_batches=8)
+    tc = TrainConfig(**{**settings, **overrides})
     model = new_model(alphabet, **TINY_ARGS)
     return Trainer(model, corpus, tc, out, torch.device("cpu"))
 

@@ -110,3 +110,40 @@ def test_overlong_line_is_scored(tmp_path):
     model.train_text("ab ba")
     report = evaluate_files(lambda: build_writer(WriterConfig(model="ppm"), trained_ppm=model), [long_line], adaptive=False)
     assert report["overall"]["chars"] == 30_000
+
+
+class Skewed(Uniform):
+    """Always the same distribution over 'a', 'b', ' ': 0.5, 0.3, 0.2."""
+
+    def probs(self):
+        import numpy as np
+
+        return np.array([0.5, 0.3, 0.2])
+
+
+def test_symbols_renormalise_the_distribution_over_the_set():
+    score = score_language_model(Skewed(), ["ab", "a b"], floor=0, symbols="ab")
+    # over {a, b}: a 0.5/0.8, b 0.3/0.8; the space is outside the set: entered, skipped, counted
+    assert score.bits == pytest.approx(-2 * math.log2(0.5 / 0.8) - 2 * math.log2(0.3 / 0.8))
+    assert score.chars == 5 and score.skipped == 1 and score.skipped_chars == {" ": 1}
+    full = score_language_model(Skewed(), ["ab"], floor=0)
+    assert full.bits == pytest.approx(-math.log2(0.5) - math.log2(0.3))
+    with pytest.raises(ValueError, match="not in the model's alphabet"):
+        score_language_model(Skewed(), ["ab"], floor=0, symbols="abc")
+
+
+def test_peer_symbols_on_the_rnn_sum_to_one_over_the_set(tiny_model_dir, tmp_path):
+    from dasher_rnn.evaluate import SYMBOL_SETS, score_messages
+
+    writer = build_writer(WriterConfig(model="rnn", model_dir=tiny_model_dir, adapt=False))
+    line = "i want some water"
+    peer = score_messages(writer, [line], floor=0, symbols="peer")
+    full = score_messages(writer, [line], floor=0)
+    writer.close()
+    assert peer.skipped == 0 and peer.chars == len(line)
+    assert peer.bits < full.bits  # mass outside the set (capitals, punctuation) is given back to it
+    assert len(SYMBOL_SETS["peer"]) == 28
+    path = tmp_path / "letter.txt"
+    path.write_text(line + "\n")
+    assert main(["eval", "--model-dir", str(tiny_model_dir), "--static", "--floor", "0", "--symbols", "peer",
+                 "--json", str(path)]) == 0

@@ -131,3 +131,25 @@ def test_multiplicative_lstm_option_trains_and_exports(tmp_path):
     assert model.rnn[0].wmh.weight.grad.abs().sum() > 0
     save_model(tmp_path, model, alphabet)
     assert export_onnx(tmp_path) <= ONNX_TOLERANCE
+
+
+def test_int8_export_is_verified_recorded_and_used_by_the_onnx_backend(model_copy, tmp_path):
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE, read_config
+    from dasher_rnn.lm.onnx_export import export_int8
+    from dasher_rnn.predictor.backends import OnnxBackend
+
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("I need some water.\nTom can hear the radio now.\n")
+    report = export_int8(model_copy, check_files=[phrases])
+    config = read_config(model_copy)
+    assert INT8_ONNX_FILE in config["files"] and config["onnx_int8"]["check_chars"] == 45
+    assert abs(report["bits_lost_floor"]) <= 0.005 and report["max_abs_log_prob_diff_vs_torch"] < 1.0
+    int8, fp32 = OnnxBackend(model_copy), OnnxBackend(model_copy, int8=False)
+    assert int8.name.endswith("int8") and not fp32.name.endswith("int8")
+    logp, h, c = int8.initial()
+    symbols = np.array([3, 40, 41])
+    a = int8.step(symbols, np.repeat(h[:, None], 3, 1), np.repeat(c[:, None], 3, 1))[0]
+    b = fp32.step(symbols, np.repeat(h[:, None], 3, 1), np.repeat(c[:, None], 3, 1))[0]
+    assert np.abs(a - b).max() < 0.2
+    with pytest.raises(RuntimeError, match="loses"):
+        export_int8(model_copy, check_files=[phrases], max_bits_lost=-1.0)

@@ -1,3 +1,6 @@
+import json
+
+import pytest
 import torch
 
 from dasher_rnn.lm.corpus import BatchStream, prepare_text, split_documents
@@ -41,20 +44,139 @@ def test_training_lowers_validation_loss(tiny_corpus_dir, tmp_path):
     assert after < before - 2.0
 
 
-def test_resume_gives_the_same_result_as_an_uninterrupted_run(tiny_corpus_dir, tmp_path):
+def _save_legacy_checkpoint(trainer) -> None:
+    """The checkpoint format before float16 ones: float32 weights, AdamW moments, no "format" key."""
+    import json
+    from dataclasses import asdict
+
+    from dasher_rnn.lm.model_io import save_tensors
+    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
+
+    tensors = {f"model.{k}": v for k, v in trainer.model.state_dict().items()}
+    tensors["carry.h"], tensors["carry.c"] = trainer.state
+    opt = trainer.optimizer.state_dict()
+    for idx, st in opt["state"].items():
+        for key, value in st.items():
+            tensors[f"opt.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
+    save_tensors(trainer.out_dir / CHECKPOINT, tensors)
+    meta = {"step": trainer.step, "elapsed_s": trainer.elapsed, "train_config": asdict(trainer.tc),
+            "model_config": trainer.model.config.to_json(), "alphabet": trainer.corpus.alphabet.to_json(),
+            "param_groups": opt["param_groups"], "history": trainer.history}
+    (trainer.out_dir / CHECKPOINT_META).write_text(json.dumps(meta))
+
+
+def test_legacy_checkpoint_with_optimizer_state_resumes_exactly(tiny_corpus_dir, tmp_path):
     straight = tiny_trainer(tiny_corpus_dir, tmp_path / "straight", steps=30)
     straight.run(progress=False)
 
     first = tiny_trainer(tiny_corpus_dir, tmp_path / "split", steps=30)
     for _ in range(13):  # interrupted after 13 steps
         first.train_step()
-    first.save_checkpoint()
+    _save_legacy_checkpoint(first)
     resumed = tiny_trainer(tiny_corpus_dir, tmp_path / "split", steps=30)
-    assert resumed.load_checkpoint() and resumed.step == 13
+    assert resumed.load_checkpoint() and resumed.step == 13 and resumed.resumed_at is None
+    assert resumed.chars == 13 * 8 * 32
     resumed.run(progress=False)
 
     a, b = straight.model.state_dict(), resumed.model.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_checkpoint_is_half_precision_without_optimizer_state_and_has_a_readme(tiny_corpus_dir, tmp_path):
+    from dasher_rnn.lm.model_io import load_tensors
+    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
+
+    trainer = tiny_trainer(tiny_corpus_dir, tmp_path, steps=20, eval_every=10, checkpoint_every=10)
+    trainer.command = "dasher-rnn train --out RUN --steps 20"
+    trainer.run(progress=False)
+    tensors = load_tensors(tmp_path / CHECKPOINT)
+    assert not any(k.startswith("opt.") for k in tensors)
+    assert all(v.dtype == torch.float16 for v in tensors.values())
+    assert {"carry.h", "carry.c"} <= set(tensors)
+    meta = json.loads((tmp_path / CHECKPOINT_META).read_text())
+    assert meta["step"] == 20 and meta["chars"] == 20 * 8 * 32 and len(meta["history"]) == 2
+    readme = (tmp_path / "README.md").read_text()
+    assert "dasher-rnn train --out RUN --steps 20" in readme and "5,120 characters" in readme
+    assert "| 10 | 2,560 |" in readme and "| 20 | 5,120 |" in readme
+    assert not list(tmp_path.glob("*.tmp"))  # written atomically
+
+
+def test_resume_with_a_fresh_optimizer_rewarms_and_ends_near_an_uninterrupted_run(tiny_corpus_dir, tmp_path):
+    straight = tiny_trainer(tiny_corpus_dir, tmp_path / "straight", steps=60, resume_warmup=5)
+    straight.run(progress=False)
+
+    first = tiny_trainer(tiny_corpus_dir, tmp_path / "split", steps=60, resume_warmup=5)
+    for _ in range(30):
+        first.train_step()
+    first.save_checkpoint()
+    resumed = tiny_trainer(tiny_corpus_dir, tmp_path / "split", steps=60, resume_warmup=5)
+    assert resumed.load_checkpoint() and resumed.step == 30 and resumed.resumed_at == 30
+    assert resumed.chars == first.chars
+    for name, value in resumed.model.state_dict().items():  # the weights, rounded to float16
+        assert torch.equal(value, first.model.state_dict()[name].half().float())
+    assert resumed.lr(30) < resumed.lr(32) < resumed.lr(34) == lr_at(34, resumed.tc)
+    resumed.run(progress=False)
+    a = evaluate_corpus(straight.model, straight.corpus, 2000, straight.device)["overall"]
+    b = evaluate_corpus(resumed.model, resumed.corpus, 2000, resumed.device)["overall"]
+    assert abs(a - b) < 0.15
+
+
+def test_case_augmentation_lowercases_whole_lines_deterministically(tiny_corpus_dir, tmp_path):
+    corpus = tiny_trainer(tiny_corpus_dir, tmp_path, steps=1).corpus
+    alphabet = corpus.alphabet
+    plain = BatchStream(corpus, 6, 64, seed=1)
+    half = BatchStream(corpus, 6, 64, seed=1, lowercase_frac=0.5)
+    every = BatchStream(corpus, 6, 64, seed=1, lowercase_frac=1.0)
+    changed_lines = kept_lines = 0
+    for step in (0, 3, 11):
+        x, _, _ = plain.batch(step)
+        xh, _, _ = half.batch(step)
+        xa, _, _ = every.batch(step)
+        assert all((a == b).all() for a, b in zip(half.batch(step), BatchStream(
+            corpus, 6, 64, seed=1, lowercase_frac=0.5).batch(step), strict=True))
+        for row in range(6):
+            text, lowered, all_lower = (alphabet.decode(v) for v in (x[row], xh[row], xa[row]))
+            assert all_lower == text.lower()
+            for line, line_half in zip(text.split("\n")[1:-1], lowered.split("\n")[1:-1], strict=True):
+                if line != line.lower():  # a line with capitals is lowered as a whole or left as it is
+                    assert line_half in (line, line.lower())
+                    changed_lines += line_half != line
+                    kept_lines += line_half == line
+    assert changed_lines and kept_lines
+
+
+def test_batch_rows_are_the_same_rows_as_in_the_whole_batch(tiny_corpus_dir, tmp_path):
+    corpus = tiny_trainer(tiny_corpus_dir, tmp_path, steps=1).corpus
+    stream = BatchStream(corpus, 6, 16, seed=2, lowercase_frac=0.3)
+    for step in (0, 7):
+        whole = stream.batch(step)
+        part = stream.batch(step, slice(2, 4))
+        assert all((a[2:4] == b).all() for a, b in zip(whole, part, strict=True))
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_widening_keeps_the_log_probs_exactly(layers):
+    from dasher_rnn.lm.rnn import CharRNN, RNNConfig
+    from dasher_rnn.lm.train import widen_model
+
+    torch.manual_seed(0)
+    model = CharRNN(RNNConfig(vocab_size=20, embed_size=6, hidden_size=16, layers=layers))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.3)  # a model that is not at its initialisation
+    wide = widen_model(model, 24, seed=1)
+    assert wide.config.hidden_size == 24 and wide.rnn.weight_hh_l0.shape == (96, 24)
+    symbols = torch.randint(0, 20, (3, 40))
+    with torch.no_grad():
+        for learned in (True, False):
+            a, _ = model.score(symbols, model.initial_state(3, learned=learned))
+            b, _ = wide.score(symbols, wide.initial_state(3, learned=learned))
+            assert torch.allclose(a, b, atol=1e-6, rtol=0)
+    assert wide.rnn.weight_ih_l0[16:32].abs().sum() > 0  # new units have random incoming weights
+    # ... and their outgoing weights get gradients at once, so they start to learn
+    logp, _ = wide(symbols, wide.initial_state(3))
+    logp[..., 0].sum().backward()
+    assert wide.head.weight.grad[:, 16:].abs().sum() > 0
 
 
 def test_learned_initial_state_lowers_start_of_message_loss(tiny_corpus_dir, tmp_path):
@@ -64,3 +186,35 @@ def test_learned_initial_state_lowers_start_of_message_loss(tiny_corpus_dir, tmp
                                  log=lambda *_: None)
     assert result["learned_state_bpc"] < result["zero_state_bpc"] - 0.3
     assert trainer.model.h0.abs().sum() > 0
+
+
+def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_batch(tiny_corpus_dir, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from dasher_rnn.cli import main
+    from dasher_rnn.lm.model_io import load_tensors
+    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
+
+    common = [str(tiny_corpus_dir), "--embed", "8", "--hidden", "32", "--steps", "12", "--seq-len", "32",
+              "--lr", "1e-2", "--warmup", "3", "--eval-every", "6", "--checkpoint-every", "6", "--val-fraction", "0.2",
+              "--val-chars", "500", "--threads", "1", "--no-progress"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "dasher_rnn",
+         "train", "--out", str(tmp_path / "ddp"), "--batch-size", "4", *common],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert main(["train", "--out", str(tmp_path / "one"), "--batch-size", "8", *common]) == 0
+
+    ddp = json.loads((tmp_path / "ddp" / CHECKPOINT_META).read_text())
+    one = json.loads((tmp_path / "one" / CHECKPOINT_META).read_text())
+    assert ddp["world_size"] == 2 and ddp["chars"] == one["chars"] == 12 * 8 * 32  # global characters
+    assert [r["step"] for r in ddp["history"]] == [6, 12]  # rank 0 alone logged: one record per evaluation
+    assert done.stdout.count("model written to") == 1 and (tmp_path / "ddp" / "model" / "weights.safetensors").is_file()
+    a, b = load_tensors(tmp_path / "ddp" / CHECKPOINT), load_tensors(tmp_path / "one" / CHECKPOINT)
+    assert a["carry.h"].shape == b["carry.h"].shape == (1, 8, 32)
+    for key in a:
+        if key.startswith("model."):
+            assert torch.allclose(a[key].float(), b[key].float(), atol=1e-3), key

@@ -152,7 +152,7 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
             else "torch"
     if backend == "onnx":  # onnxruntime reads what it needs itself: no torch load
         model_config, alphabet = read_checked_config(model_dir)
-        folder, source = None, OnnxBackend(model_dir, config.threads, model_config)
+        folder, source = None, OnnxBackend(model_dir, config.threads, config=model_config)
     else:
         folder = open_model(model_dir)
         model_config, alphabet = folder.config, folder.alphabet

@@ -164,9 +164,13 @@ class BatchStream:
     Each of the ``batch_size`` rows reads a span of ``span_batches * seq_len`` consecutive
     characters from a source drawn by weight, then jumps; its recurrent state is reset at the
     jump. Rows jump at staggered steps. Resuming at step k therefore needs no sampler state.
+
+    Case augmentation (``lowercase_frac``): a share of the lines (messages; paragraphs of books) is
+    lower-cased, chosen by a hash of (seed, source, line), so batches stay a function of (seed, step).
     """
 
-    def __init__(self, corpus: Corpus, batch_size: int, seq_len: int, seed: int = 0, span_batches: int = 64):
+    def __init__(self, corpus: Corpus, batch_size: int, seq_len: int, seed: int = 0, span_batches: int = 64,
+                 lowercase_frac: float = 0.0):
         usable = [s for s in corpus.sources if len(s.train) > 1 and s.weight > 0]
         if not usable:
             raise ValueError("the training corpus is empty")
@@ -175,6 +179,13 @@ class BatchStream:
         self.probs = weights / weights.sum()
         self.batch_size, self.seq_len, self.seed, self.span_batches = batch_size, seq_len, seed, span_batches
         self.newline = corpus.alphabet.index("\n")
+        self.lowercase_frac = lowercase_frac
+        self._line_ends: list[np.ndarray | None] = [None] * len(usable)
+        symbols = corpus.alphabet.symbols
+        self._lower = np.arange(256, dtype=np.int64)
+        for i, ch in enumerate(symbols):
+            if ch.lower() != ch and ch.lower() in symbols:
+                self._lower[i] = symbols.index(ch.lower())
 
     def _span_start(self, row: int, span: int) -> tuple[int, int]:
         rng = np.random.default_rng([self.seed, row, span])
@@ -182,23 +193,42 @@ class BatchStream:
         length = len(self.sources[src].train)
         return src, int(rng.integers(0, max(1, length - self.span_batches * self.seq_len - 1)))
 
-    def batch(self, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(inputs, targets, reset) for ``step``: int64 (B, T) arrays and a (B,) bool mask.
+    def _lowercase(self, src: int, idx: np.ndarray, chunk: np.ndarray) -> np.ndarray:
+        """Lower-case the characters of ``chunk`` (read at positions ``idx`` of source ``src``) whose line is drawn."""
+        ends = self._line_ends[src]
+        if ends is None:
+            ends = self._line_ends[src] = np.flatnonzero(np.asarray(self.sources[src].train) == self.newline)
+        line = np.searchsorted(ends, idx, side="left").astype(np.uint64)
+        # splitmix64 of (seed, source, line): a fixed draw per line
+        with np.errstate(over="ignore"):
+            z = line + np.uint64((self.seed * 1_000_003 + src * 7919 + 1) & 0xFFFFFFFF) * np.uint64(0x9E3779B97F4A7C15)
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            z = z ^ (z >> np.uint64(31))
+        drawn = (z >> np.uint64(11)).astype(np.float64) / 2.0**53 < self.lowercase_frac
+        return np.where(drawn, self._lower[chunk], chunk)
+
+    def batch(self, step: int, rows: slice | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(inputs, targets, reset) for ``step``: int64 (B, T) arrays and a (B,) bool mask; ``rows`` picks a part
+        of the batch (one process's share under DDP), the same rows as in the whole batch.
 
         ``BREAK`` inputs become newlines (a fresh context); ``BREAK`` targets become -1 (ignored).
         """
         B, T = self.batch_size, self.seq_len
-        chunk = np.empty((B, T + 1), dtype=np.int64)
-        reset = np.zeros(B, dtype=bool)
-        for row in range(B):
+        picked = range(B)[rows] if rows is not None else range(B)
+        chunk = np.empty((len(picked), T + 1), dtype=np.int64)
+        reset = np.zeros(len(picked), dtype=bool)
+        for out, row in enumerate(picked):
             k = step + row * self.span_batches // B
             span, offset = divmod(k, self.span_batches)
-            reset[row] = offset == 0 or step == 0
+            reset[out] = offset == 0 or step == 0
             src, start = self._span_start(row, span)
             data = self.sources[src].train
             begin = start + offset * T
             idx = np.arange(begin, begin + T + 1) % len(data)
-            chunk[row] = data[idx]
+            chunk[out] = data[idx]
+            if self.lowercase_frac > 0:
+                chunk[out] = self._lowercase(src, idx, chunk[out])
         inputs, targets = chunk[:, :-1].copy(), chunk[:, 1:].copy()
         inputs[inputs == BREAK] = self.newline
         targets[targets == BREAK] = -1

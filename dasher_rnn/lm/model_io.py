@@ -5,7 +5,8 @@ A model directory holds
   architecture, SHA-256 of every other file, training summary and metrics;
 - ``weights.safetensors``: the network including the learned initial state (``h0``, ``c0``);
 - ``msg.safetensors``: mean squared gradients over training batches (for RMS dynamic evaluation);
-- ``model.onnx``: the batched one-step function for onnxruntime.
+- ``model.onnx``: the batched one-step function for onnxruntime;
+- ``model.int8.onnx`` (optional): the same, dynamically quantised to int8 and verified against torch.
 Loading checks everything and raises ``ModelFileError`` naming the file and the mismatch.
 """
 
@@ -32,6 +33,7 @@ MODEL_FORMAT = 1
 WEIGHTS_FILE = "weights.safetensors"
 MSG_FILE = "msg.safetensors"
 ONNX_FILE = "model.onnx"
+INT8_ONNX_FILE = "model.int8.onnx"  # optional: the export dynamically quantised to int8, used by onnxruntime when present
 CONFIG_FILE = "config.json"
 
 
@@ -106,7 +108,7 @@ def write_config(model_dir: Path, config: dict) -> None:
     config = dict(config, format=MODEL_FORMAT)
     config["files"] = {
         name: sha256_file(model_dir / name)
-        for name in (WEIGHTS_FILE, MSG_FILE, ONNX_FILE)
+        for name in (WEIGHTS_FILE, MSG_FILE, ONNX_FILE, INT8_ONNX_FILE)
         if (model_dir / name).is_file()
     }
     atomic_write(model_dir / CONFIG_FILE, (json.dumps(config, indent=2) + "\n").encode())
@@ -209,7 +211,7 @@ def load_msg(model_dir: str | Path, model: CharRNN, config: dict | None = None) 
     """Mean squared gradients shipped with a model, checked against its parameters."""
     model_dir = Path(model_dir)
     verify_hash(model_dir, config or read_config(model_dir), MSG_FILE)
-    msg = load_tensors(model_dir / MSG_FILE)
+    msg = {k: v.float() for k, v in load_tensors(model_dir / MSG_FILE).items()}  # stored in float32 or bfloat16
     for name, p in model.named_parameters():
         if name in msg and msg[name].shape != p.shape:
             raise ModelFileError(f"{model_dir / MSG_FILE}: {name} has shape {tuple(msg[name].shape)}, expected {tuple(p.shape)}")

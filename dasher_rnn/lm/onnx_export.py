@@ -80,3 +80,103 @@ def verify_onnx(model_dir: str | Path, model: CharRNN, steps: int = 20, batch: i
             worst = max(worst, float(np.abs(logp.numpy() - logp_ort).max()), float(np.abs(h.numpy() - h_ort).max()),
                         float(np.abs(c.numpy() - c_ort).max()))
     return worst
+
+
+INT8_MAX_BITS_LOST = 0.005  # bits/char the int8 export may cost on the phrase files it is checked on
+
+
+def _message_symbols(paths: list[str | Path], alphabet) -> list[list[int]]:
+    from dasher_rnn.evaluate import read_messages
+    from dasher_rnn.normalise import normalise
+
+    out = []
+    for path in paths:
+        for raw in read_messages(path):
+            line = normalise(raw)
+            if line:
+                out.append([alphabet.index(ch) for ch in line if ch in alphabet])
+    return [m for m in out if m]
+
+
+def onnx_message_log_probs(session, root_logp: np.ndarray, h0: np.ndarray, c0: np.ndarray,
+                           messages: list[list[int]], batch: int = 256) -> list[np.ndarray]:
+    """Per message, the (T, V) log-probs before each symbol: the first from ``root_logp`` (the learned initial state),
+    the rest from ``session``'s steps; messages run side by side in batches."""
+    out: list[np.ndarray] = []
+    for start in range(0, len(messages), batch):
+        group = messages[start : start + batch]
+        B, T = len(group), max(len(m) for m in group)
+        sym = np.zeros((B, T), dtype=np.int64)
+        for i, m in enumerate(group):
+            sym[i, : len(m)] = m
+        h = np.repeat(h0[:, None, :], B, axis=1).astype(np.float32)
+        c = np.repeat(c0[:, None, :], B, axis=1).astype(np.float32)
+        logps = [np.repeat(root_logp[None, :], B, axis=0)]
+        for t in range(T - 1):
+            logp, h, c = session.run(None, {"symbols": sym[:, t], "h": h, "c": c})
+            logps.append(logp)
+        stacked = np.stack(logps, axis=1)
+        out.extend(stacked[i, : len(m)] for i, m in enumerate(group))
+    return out
+
+
+def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = None,
+                max_bits_lost: float = INT8_MAX_BITS_LOST) -> dict:
+    """Write ``model.int8.onnx`` (``model.onnx`` dynamically quantised to int8 with onnxruntime.quantization),
+    verified against torch: the max abs log-prob difference over random steps, and on ``check_files`` (phrase files)
+    the bits/char of the fp32 and int8 exports, with and without Dasher's floor. Raises (writing nothing) when the
+    int8 export loses more than ``max_bits_lost`` bits/char there; records the figures in config.json."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE
+    from dasher_rnn.lm.protocol import DASHER_FLOOR, DASHER_TOTAL, quantise
+
+    model_dir = Path(model_dir)
+    if not (model_dir / ONNX_FILE).is_file():
+        export_onnx(model_dir)
+    model, alphabet, config = load_model(model_dir)
+    tmp = model_dir / (INT8_ONNX_FILE + ".tmp")
+    quantize_dynamic(str(model_dir / ONNX_FILE), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+    try:
+        sessions = {name: ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+                    for name, path in (("fp32", model_dir / ONNX_FILE), ("int8", tmp))}
+        # random steps against torch
+        rng = np.random.default_rng(0)
+        worst = 0.0
+        with torch.no_grad():
+            h, c = model.initial_state(17)
+            h_q, c_q = h.numpy(), c.numpy()
+            for _ in range(40):
+                symbols = rng.integers(0, model.config.vocab_size, size=17)
+                logp, (h, c) = model.step(torch.from_numpy(symbols), (h, c))
+                logp_q, h_q, c_q = sessions["int8"].run(None, {"symbols": symbols.astype(np.int64), "h": h_q, "c": c_q})
+                worst = max(worst, float(np.abs(logp.numpy() - logp_q).max()))
+            h0, c0 = (t[:, 0].numpy() for t in model.initial_state(1))
+            root = model.state_log_probs(model.initial_state(1))[0].numpy()
+        report: dict = {"file": INT8_ONNX_FILE, "weight_type": "QInt8, per channel", "max_abs_log_prob_diff_vs_torch": worst}
+        if check_files:
+            messages = _message_symbols(check_files, alphabet)
+            chars = sum(len(m) for m in messages)
+            figures = {}
+            for name, session in sessions.items():
+                logps = onnx_message_log_probs(session, root, h0, c0, messages)
+                exact = floor = 0.0
+                for m, lp in zip(messages, logps, strict=True):
+                    rows = np.arange(len(m))
+                    exact -= float(lp[rows, m].sum()) / np.log(2)
+                    ints = quantise(np.exp(lp.astype(np.float64)), DASHER_FLOOR)
+                    floor += float(np.log2(DASHER_TOTAL / ints[rows, m]).sum())
+                figures[name] = {"bpc_floor": float(floor / chars), "bpc_exact": float(exact / chars)}
+            lost = figures["int8"]["bpc_floor"] - figures["fp32"]["bpc_floor"]
+            report.update({"check_files": [Path(p).name for p in check_files], "check_chars": chars,
+                           "bpc": figures, "bits_lost_floor": lost,
+                           "bits_lost_exact": figures["int8"]["bpc_exact"] - figures["fp32"]["bpc_exact"]})
+            if lost > max_bits_lost:
+                raise RuntimeError(f"int8 export loses {lost:.4f} bits/char on {len(check_files)} files "
+                                   f"(> {max_bits_lost}): not written")
+        tmp.replace(model_dir / INT8_ONNX_FILE)
+    finally:
+        tmp.unlink(missing_ok=True)
+    write_config(model_dir, dict(read_config(model_dir), onnx_int8=report))
+    return report

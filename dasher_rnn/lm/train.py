@@ -2,7 +2,12 @@
 the state carried across batches, gradient clipping, validation bits/char and resumable checkpoints.
 
 Batches are a pure function of (seed, step) (see ``corpus.BatchStream``), so a checkpoint needs
-only the weights, the optimizer moments, the carried state and the step to resume exactly.
+only the weights, the carried state and the step to resume. A run keeps ONE checkpoint, overwritten
+in place atomically: weights in float16 without optimizer state (small enough to commit), the
+carried state, the step, the characters seen and the validation history, plus a README.md that
+gives the command continuing it. Resuming starts a fresh AdamW whose rate warms up again over
+``resume_warmup`` steps. Checkpoints of the earlier format (float32 weights and AdamW moments) are
+still read, and resume exactly.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from dasher_rnn.lm.rnn import LN2, CharRNN, RNNConfig, State
 
 CHECKPOINT = "checkpoint.safetensors"
 CHECKPOINT_META = "checkpoint.json"
+CHECKPOINT_FORMAT = 2  # 1 (no "format" key): float32 weights and AdamW moments
 
 
 @dataclass
@@ -43,6 +49,8 @@ class TrainConfig:
     val_chars: int = 20000  # per source
     seed: int = 0
     span_batches: int = 64
+    resume_warmup: int = 20  # steps over which a fresh optimizer's rate ramps up again after a resume
+    lowercase_frac: float = 0.0  # case augmentation: share of lines (messages) lower-cased in training batches
 
 
 def lr_at(step: int, tc: TrainConfig) -> float:
@@ -102,43 +110,101 @@ def evaluate_corpus(model: CharRNN, corpus: Corpus, max_chars: int, device: torc
 
 
 class Trainer:
+    """One training run in ``out_dir``. Under ``torch.distributed`` (``torchrun``) the model is wrapped in
+    DistributedDataParallel: each process trains ``batch_size`` rows of a global batch of
+    ``batch_size * world_size`` rows, and rank 0 alone writes checkpoints and logs."""
+
     def __init__(self, model: CharRNN, corpus: Corpus, tc: TrainConfig, out_dir: str | Path,
-                 device: torch.device):
+                 device: torch.device, command: str | None = None):
         self.model, self.corpus, self.tc, self.device = model.to(device), corpus, tc, device
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.stream = BatchStream(corpus, tc.batch_size, tc.seq_len, tc.seed, tc.span_batches)
-        # the learned initial state is trained separately (init_state.py), never here
-        params = list(model.network_parameters().values())
-        decay = [p for p in params if p.dim() >= 2]
-        no_decay = [p for p in params if p.dim() < 2]
-        self.optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": tc.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=tc.lr, betas=(0.9, 0.99),
-        )
+        self.distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+        self.rank = torch.distributed.get_rank() if self.distributed else 0
+        self.world_size = torch.distributed.get_world_size() if self.distributed else 1
+        if self.rank == 0:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.global_batch = tc.batch_size * self.world_size
+        self.stream = BatchStream(corpus, self.global_batch, tc.seq_len, tc.seed, tc.span_batches,
+                                  lowercase_frac=tc.lowercase_frac)
+        self.rows = slice(self.rank * tc.batch_size, (self.rank + 1) * tc.batch_size)
+        self.net: torch.nn.Module = model
+        if self.distributed:
+            from torch.nn.parallel import DistributedDataParallel
+
+            # the learned initial state is not used in training: DDP must not wait for its gradients
+            model.h0.requires_grad_(False)
+            model.c0.requires_grad_(False)
+            self.net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+            model.h0.requires_grad_(True)
+            model.c0.requires_grad_(True)
+        self.optimizer = self._new_optimizer()
         self.state: State = model.initial_state(tc.batch_size, learned=False)
         self.step = 0
+        self.chars = 0  # characters trained on in this run, all processes together
         self.elapsed = 0.0
         self.history: list[dict] = []
+        self.resumed_at: int | None = None  # step at which a fresh optimizer took over (None: not resumed so)
+        self.command = command
+        self.origin: dict | None = None  # where the weights came from when the run started from another model
+
+    def _new_optimizer(self) -> torch.optim.Optimizer:
+        # the learned initial state is trained separately (init_state.py), never here
+        params = list(self.model.network_parameters().values())
+        decay = [p for p in params if p.dim() >= 2]
+        no_decay = [p for p in params if p.dim() < 2]
+        return torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.tc.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=self.tc.lr, betas=(0.9, 0.99),
+        )
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def lr(self, step: int | None = None) -> float:
+        """The rate at ``step``: the schedule, times the re-warmup after a fresh-optimizer resume."""
+        step = self.step if step is None else step
+        rate = lr_at(step, self.tc)
+        if self.resumed_at is not None and self.tc.resume_warmup > 0:
+            rate *= min(1.0, (step - self.resumed_at + 1) / self.tc.resume_warmup)
+        return rate
 
     # -- checkpoints ---------------------------------------------------------------------
+    def _global_carry(self) -> State:
+        """The carried state of every row of the global batch (gathered from all processes)."""
+        if not self.distributed:
+            return self.state
+        parts = []
+        for t in self.state:
+            chunks = [torch.empty_like(t) for _ in range(self.world_size)]
+            torch.distributed.all_gather(chunks, t.contiguous())
+            parts.append(torch.cat(chunks, dim=1))
+        return parts[0], parts[1]
+
     def save_checkpoint(self) -> None:
-        tensors = {f"model.{k}": v for k, v in self.model.state_dict().items()}
-        tensors["carry.h"], tensors["carry.c"] = self.state
-        opt = self.optimizer.state_dict()
-        for idx, st in opt["state"].items():
-            for key, value in st.items():
-                tensors[f"opt.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
+        """Write the run's one checkpoint (float16 weights, no optimizer state) and its README.md, atomically.
+        Under DDP every process must call it (the carried state is gathered); rank 0 writes."""
+        carry_h, carry_c = self._global_carry()
+        if not self.is_main:
+            return
+        tensors = {f"model.{k}": v.half() for k, v in self.model.state_dict().items()}
+        tensors["carry.h"], tensors["carry.c"] = carry_h.half(), carry_c.half()
         save_tensors(self.out_dir / CHECKPOINT, tensors)
         meta = {
-            "step": self.step, "elapsed_s": self.elapsed, "train_config": asdict(self.tc),
+            "format": CHECKPOINT_FORMAT, "step": self.step, "chars": self.chars, "elapsed_s": round(self.elapsed, 1),
+            "weights_dtype": "float16", "train_config": asdict(self.tc), "world_size": self.world_size,
             "model_config": self.model.config.to_json(), "alphabet": self.corpus.alphabet.to_json(),
-            "param_groups": opt["param_groups"], "history": self.history,
+            "sources": self.corpus.summary(), "command": self.command, "origin": self.origin,
+            "history": self.history,
         }
         atomic_write(self.out_dir / CHECKPOINT_META, json.dumps(meta, indent=1).encode())
+        atomic_write(self.out_dir / "README.md", checkpoint_readme(meta).encode())
 
     def load_checkpoint(self) -> bool:
-        """Resume from ``out_dir`` if a checkpoint is there; returns whether one was loaded."""
+        """Resume from ``out_dir`` if a checkpoint is there; returns whether one was loaded.
+
+        A float16 checkpoint resumes with a fresh AdamW and a re-warmup of ``tc.resume_warmup`` steps; one of the
+        earlier format (float32 weights and AdamW moments) resumes exactly."""
         meta_path = self.out_dir / CHECKPOINT_META
         if not meta_path.is_file():
             return False
@@ -148,43 +214,65 @@ class Trainer:
         if meta["alphabet"]["groups"] != self.corpus.alphabet.to_json()["groups"]:
             raise ValueError(f"{meta_path}: checkpoint was trained with another alphabet")
         tensors = load_tensors(self.out_dir / CHECKPOINT)
-        self.model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
-        self.state = (tensors["carry.h"].to(self.device), tensors["carry.c"].to(self.device))
-        opt_state: dict[int, dict] = {}
-        for key, value in tensors.items():
-            if key.startswith("opt."):
-                _, idx, name = key.split(".", 2)
-                opt_state.setdefault(int(idx), {})[name] = value
-        self.optimizer.load_state_dict({"state": opt_state, "param_groups": meta["param_groups"]})
+        self.model.load_state_dict({k[6:]: v.float() for k, v in tensors.items() if k.startswith("model.")})
+        carry = (tensors["carry.h"].float(), tensors["carry.c"].float())
+        if carry[0].shape[1] == self.global_batch:
+            self.state = (carry[0][:, self.rows].to(self.device).contiguous(),
+                          carry[1][:, self.rows].to(self.device).contiguous())
+        # else: another global batch size than the checkpoint's: the rows start from a zero state
         self.step, self.elapsed, self.history = meta["step"], meta["elapsed_s"], meta["history"]
+        old_tc = meta.get("train_config", {})
+        self.chars = meta.get("chars", self.step * old_tc.get("batch_size", self.tc.batch_size)
+                              * old_tc.get("seq_len", self.tc.seq_len))
+        self.origin = meta.get("origin")
+        if self.command is None:
+            self.command = meta.get("command")
+        opt_keys = [k for k in tensors if k.startswith("opt.")]
+        if opt_keys and "param_groups" in meta:  # the earlier format: resume the optimizer exactly
+            opt_state: dict[int, dict] = {}
+            for key in opt_keys:
+                _, idx, name = key.split(".", 2)
+                opt_state.setdefault(int(idx), {})[name] = tensors[key]
+            self.optimizer.load_state_dict({"state": opt_state, "param_groups": meta["param_groups"]})
+            self.resumed_at = None
+        else:
+            self.resumed_at = self.step
         return True
 
     # -- training ------------------------------------------------------------------------
     def train_step(self) -> float:
-        """One optimisation step; returns the batch loss in bits/char."""
-        tc, model = self.tc, self.model
-        inputs, targets, reset = self.stream.batch(self.step)
+        """One optimisation step; returns the batch loss in bits/char (this process's rows)."""
+        tc = self.tc
+        inputs, targets, reset = self.stream.batch(self.step, self.rows)
         inputs_t = torch.from_numpy(inputs).to(self.device)
         targets_t = torch.from_numpy(targets).to(self.device)
         keep = torch.from_numpy(~reset).to(self.device).float()[None, :, None]
         state = (self.state[0] * keep, self.state[1] * keep)
-        logp, state = model(inputs_t, state)
+        logp, state = self.net(inputs_t, state)
         loss = F.nll_loss(logp.reshape(-1, logp.shape[-1]), targets_t.reshape(-1), ignore_index=-1)
         for group in self.optimizer.param_groups:
-            group["lr"] = lr_at(self.step, tc)
+            group["lr"] = self.lr()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.clip)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip)
         self.optimizer.step()
         self.state = (state[0].detach(), state[1].detach())
         self.step += 1
+        self.chars += self.global_batch * tc.seq_len
         return loss.item() / LN2
+
+    def validate(self) -> dict:
+        """Validation bits/char per source (rank 0 computes it), recorded in the history."""
+        val = evaluate_corpus(self.model, self.corpus, self.tc.val_chars, self.device)
+        return {"step": self.step, "chars": self.chars, "elapsed_s": round(self.elapsed),
+                "val_bpc": {k: round(v, 4) for k, v in val.items()}}
 
     def run(self, progress: bool = True) -> list[dict]:
         tc = self.tc
         self.model.train()
-        chars_per_step = tc.batch_size * tc.seq_len
-        bar = tqdm(total=tc.steps, initial=self.step, disable=not progress, unit="step", dynamic_ncols=True)
+        chars_per_step = self.global_batch * tc.seq_len
+        bar = tqdm(total=tc.steps, initial=self.step, disable=not progress or not self.is_main, unit="step",
+                   dynamic_ncols=True)
         ema = None
         try:
             while self.step < tc.steps:
@@ -193,23 +281,65 @@ class Trainer:
                 dt = time.perf_counter() - t0
                 self.elapsed += dt
                 ema = bpc if ema is None else 0.98 * ema + 0.02 * bpc
-                bar.set_postfix(bpc=f"{ema:.3f}", chars_s=f"{chars_per_step / dt:,.0f}", lr=f"{lr_at(self.step, tc):.1e}")
+                bar.set_postfix(bpc=f"{ema:.3f}", chars_s=f"{chars_per_step / dt:,.0f}", lr=f"{self.lr():.1e}")
                 bar.update(1)
-                if self.step % tc.eval_every == 0 or self.step == tc.steps:
-                    val = evaluate_corpus(self.model, self.corpus, tc.val_chars, self.device)
-                    record = {"step": self.step, "chars": self.step * chars_per_step, "elapsed_s": round(self.elapsed),
-                              "train_bpc": round(ema, 4), "val_bpc": {k: round(v, 4) for k, v in val.items()}}
+                if self.is_main and (self.step % tc.eval_every == 0 or self.step == tc.steps):
+                    record = {**self.validate(), "train_bpc": round(ema, 4)}
                     self.history.append(record)
                     bar.write(json.dumps(record))
                 if self.step % tc.checkpoint_every == 0 or self.step == tc.steps:
                     self.save_checkpoint()
         except KeyboardInterrupt:
-            self.save_checkpoint()
-            bar.write(f"interrupted: checkpoint saved at step {self.step}; run the same command again to continue")
+            if not self.distributed:
+                self.save_checkpoint()
+                bar.write(f"interrupted: checkpoint saved at step {self.step}; run the same command again to continue")
             raise
         finally:
             bar.close()
         return self.history
+
+
+def checkpoint_readme(meta: dict) -> str:
+    """The README.md written beside a run's checkpoint: what it is and the command that continues it."""
+    tc, arch = meta["train_config"], meta["model_config"]
+    lines = [
+        "# Training checkpoint (written by `dasher-rnn train`, overwritten at every checkpoint)",
+        "",
+        f"Model: {arch['cell']} {arch['layers']}x{arch['hidden_size']} (embedding {arch['embed_size']}), "
+        f"vocabulary {arch['vocab_size']}. Step **{meta['step']:,}** of {tc['steps']:,}, "
+        f"**{meta['chars']:,} characters** seen in this run, {meta['elapsed_s'] / 3600:.2f} hours of training time; "
+        f"global batch {tc['batch_size'] * meta.get('world_size', 1)}x{tc['seq_len']}.",
+        "",
+    ]
+    origin = meta.get("origin")
+    if origin:
+        lines += [f"The run started from `{origin.get('path')}` ({origin.get('architecture')}, "
+                  f"{origin.get('chars', 0):,} characters seen there){', widened' if origin.get('widened') else ''}; "
+                  f"with it the weights have seen {origin.get('chars', 0) + meta['chars']:,} characters.", ""]
+    lines += [
+        "`checkpoint.safetensors` holds the weights in float16 and the carried state, without optimizer state;",
+        "`checkpoint.json` the configuration and the validation history. To continue (a fresh AdamW warms up",
+        f"again over {tc.get('resume_warmup', 0)} steps), run from the repository root:",
+        "",
+        f"    {meta.get('command') or 'dasher-rnn train --out <this folder> ... (the options that started it)'}",
+        "",
+        "To train longer, raise `--steps`: the rate decays over the last "
+        f"{tc['decay_frac']:.0%} of the steps, so a larger total puts the run back at its constant rate first.",
+        "",
+        "## Validation (bits/char on held-out documents of each source)",
+        "",
+    ]
+    sources = sorted({k for rec in meta["history"] for k in rec.get("val_bpc", {}) if k != "overall"})
+    if meta["history"]:
+        lines.append("| step | characters | " + " | ".join(sources) + " | overall |")
+        lines.append("|---:|---:|" + "---:|" * (len(sources) + 1))
+        for rec in meta["history"]:
+            val = rec.get("val_bpc", {})
+            cells = [f"{val[s]:.4f}" if s in val else "-" for s in (*sources, "overall")]
+            lines.append(f"| {rec['step']:,} | {rec.get('chars', 0):,} | " + " | ".join(cells) + " |")
+    else:
+        lines.append("(none yet)")
+    return "\n".join(lines) + "\n"
 
 
 def new_model(alphabet: Alphabet, embed: int, hidden: int, layers: int, cell: str, seed: int,
@@ -234,7 +364,8 @@ def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:
     val = evaluate_corpus(model, corpus, tc.val_chars, trainer.device)
     info = {
         "training": {
-            "steps": trainer.step, "characters": trainer.step * tc.batch_size * tc.seq_len,
+            "steps": trainer.step, "characters": trainer.chars,
+            "characters_with_origin": trainer.chars + (trainer.origin or {}).get("chars", 0), "origin": trainer.origin,
             "train_seconds": round(trainer.elapsed), "device": str(trainer.device),
             "threads": torch.get_num_threads(), "config": asdict(tc), "sources": corpus.summary(),
         },
@@ -249,3 +380,73 @@ def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:
     log(f"model written to {model_dir}: validation {info['validation_bpc']['overall']:.4f} bits/char, "
         f"start bits/char {init['zero_state_bpc']:.3f} (zero state) -> {init['learned_state_bpc']:.3f} (learned)")
     return info
+
+
+def load_start_model(path: str | Path) -> tuple[CharRNN, dict]:
+    """The network of a model directory or a run folder's checkpoint (either format), in float32, with a record
+    of where it came from (path, architecture, characters it has seen) for the new run's metadata."""
+    from dasher_rnn.lm.model_io import CONFIG_FILE, load_model
+
+    path = Path(path)
+    if (path / CONFIG_FILE).is_file():
+        model, _, config = load_model(path)
+        training = config.get("training", {})
+        chars = int(training.get("characters_with_origin", training.get("characters", 0)))
+    elif (path / CHECKPOINT_META).is_file():
+        meta = json.loads((path / CHECKPOINT_META).read_text())
+        model = CharRNN(RNNConfig(**meta["model_config"]))
+        tensors = load_tensors(path / CHECKPOINT)
+        model.load_state_dict({k[6:]: v.float() for k, v in tensors.items() if k.startswith("model.")})
+        tc = meta.get("train_config", {})
+        chars = int(meta.get("chars", meta["step"] * tc.get("batch_size", 0) * tc.get("seq_len", 0)))
+        chars += int((meta.get("origin") or {}).get("chars", 0))
+    else:
+        raise ValueError(f"{path}: neither a model directory ({CONFIG_FILE}) nor a run folder ({CHECKPOINT_META})")
+    arch = model.config
+    return model, {"path": str(path), "architecture": f"{arch.cell} {arch.layers}x{arch.hidden_size}", "chars": chars}
+
+
+@torch.no_grad()
+def widen_model(model: CharRNN, hidden: int, seed: int = 0, init_scale: float | None = None) -> CharRNN:
+    """A copy of an LSTM ``model`` with ``hidden`` units per layer that computes the same function (Net2Net-style).
+
+    The old units keep their weights. The new units get small random incoming weights (from the input and from
+    all units, with biases) so they start to learn at once, and zero outgoing weights to the old units (the gates
+    of their own layer and of the next layer) and to the head. So they cannot change any old unit or the output until
+    training moves their outgoing weights, which get gradients from the start. Their learned initial state is 0.
+    """
+    cfg = model.config
+    if cfg.cell != "lstm":
+        raise ValueError(f"widening is implemented for the LSTM cell, not {cfg.cell!r}")
+    old = cfg.hidden_size
+    if hidden < old:
+        raise ValueError(f"cannot widen {old} units to {hidden}")
+    new_cfg = RNNConfig(**{**cfg.to_json(), "hidden_size": hidden})
+    torch.manual_seed(seed)
+    wide = CharRNN(new_cfg)
+    scale = init_scale if init_scale is not None else 0.5 / hidden**0.5
+    src, dst = model.state_dict(), wide.state_dict()
+    out: dict[str, torch.Tensor] = {}
+    for name, target in dst.items():
+        value = src[name].float()
+        if name.startswith("rnn.weight_") or name.startswith("rnn.bias_"):
+            layer = int(name.rsplit("_l", 1)[1])
+            new = torch.empty_like(target).uniform_(-scale, scale)  # new units' incoming weights and biases
+            gate_rows = [(g * hidden, g * hidden + old, g * old) for g in range(4)]  # (start in new, end, start in old)
+            takes_hidden = name.startswith("rnn.weight_hh") or (name.startswith("rnn.weight_ih") and layer > 0)
+            for start, end, old_start in gate_rows:
+                if value.dim() == 2:
+                    new[start:end, : value.shape[1]] = value[old_start : old_start + old]
+                    if takes_hidden:
+                        new[start:end, old:] = 0.0  # old units' input from new units (this layer or below): zero
+                else:
+                    new[start:end] = value[old_start : old_start + old]
+            out[name] = new
+        elif name == "head.weight":
+            out[name] = torch.cat([value, torch.zeros(value.shape[0], hidden - old)], dim=1)
+        elif name in ("h0", "c0"):
+            out[name] = torch.cat([value, torch.zeros(value.shape[0], hidden - old)], dim=1)
+        else:  # the embedding and the head's bias
+            out[name] = value.clone()
+    wide.load_state_dict(out)
+    return wide

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from dasher_rnn.lm.model_io import (
+    INT8_ONNX_FILE,
     ONNX_FILE,
     WEIGHTS_FILE,
     ModelFileError,
@@ -152,9 +153,12 @@ class TorchBackend:
 class OnnxBackend:
     """onnxruntime on CPU over ``model.onnx``; the initial state comes from ``weights.safetensors``
     read with safetensors.numpy, the root distribution from the head there (LSTM cells) or, where
-    the head reads more than h (attention cells), from the one the export recorded. No torch anywhere."""
+    the head reads more than h (attention cells), from the one the export recorded. No torch anywhere.
+    The int8 export (``model.int8.onnx``, verified when written) is used when the folder has it, unless ``int8``
+    is False."""
 
-    def __init__(self, model_dir: str | Path, threads: int | None = None, config: dict | None = None):
+    def __init__(self, model_dir: str | Path, threads: int | None = None, int8: bool | None = None,
+                 config: dict | None = None):
         """``config``: the folder's config.json when the caller has already read and checked it."""
         import onnxruntime as ort
         from safetensors.numpy import load_file
@@ -163,13 +167,15 @@ class OnnxBackend:
         if config is None:
             config, _ = read_checked_config(model_dir)
         verify_hash(model_dir, config, WEIGHTS_FILE)
-        verify_hash(model_dir, config, ONNX_FILE)
+        use_int8 = (INT8_ONNX_FILE in config.get("files", {})) if int8 is None else int8
+        onnx_file = INT8_ONNX_FILE if use_int8 else ONNX_FILE
+        verify_hash(model_dir, config, onnx_file)
         try:
             weights = load_file(str(model_dir / WEIGHTS_FILE))
         except Exception as exc:  # safetensors raises several types for broken files
             raise ModelFileError(f"{model_dir / WEIGHTS_FILE}: not a readable safetensors file ({exc})") from None
         arch = config["architecture"]
-        self.name = "onnxruntime-cpu"
+        self.name = "onnxruntime-cpu-int8" if use_int8 else "onnxruntime-cpu"
         self.layers, self.hidden, self.vocab = arch["layers"], arch["hidden_size"], arch["vocab_size"]
         self._h0 = weights["h0"].astype(np.float32)
         self._c0 = weights["c0"].astype(np.float32)
@@ -183,7 +189,7 @@ class OnnxBackend:
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(model_dir / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(model_dir / onnx_file), options, providers=["CPUExecutionProvider"])
 
     def initial(self):
         return self._root_logp.copy(), self._h0.copy(), self._c0.copy()
