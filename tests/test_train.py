@@ -190,6 +190,7 @@ def test_learned_initial_state_lowers_start_of_message_loss(tiny_corpus_dir, tmp
 
 def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_batch(tiny_corpus_dir, tmp_path):
     import os
+    import socket
     import subprocess
     import sys
 
@@ -201,8 +202,12 @@ def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_b
               "--lr", "1e-2", "--warmup", "3", "--eval-every", "6", "--checkpoint-every", "6", "--val-fraction", "0.2",
               "--val-chars", "500", "--threads", "1", "--no-progress"]
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    with socket.socket() as s:  # a free port for the rendezvous, rather than torchrun's --standalone guess
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "dasher_rnn",
+        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
+         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "-m", "dasher_rnn",
          "train", "--out", str(tmp_path / "ddp"), "--batch-size", "4", *common],
         env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
