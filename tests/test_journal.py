@@ -119,8 +119,9 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
             lines.append(proc.stdout.readline())
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        lines += proc.stdout.read().splitlines()  # what it noted before it died
+        rest = proc.stdout.read()  # what it printed before it died; a line cut by the kill has no newline
         proc.stdout.close()
+        lines += rest.split("\n")[:-1]
         noted = [(int(a), float(b)) for a, b in (line.split() for line in lines if line.strip())]
         kept = json.loads(path.read_text())["text"]  # whole JSON: never a torn write
         last_len, last_time = noted[-1]
