@@ -48,6 +48,11 @@ def start_server(args, profiles: str) -> tuple[subprocess.Popen, str]:
            "--profiles-dir", profiles, "--threads", str(args.threads), "--max-sessions", str(args.sessions + 1)]
     for path in args.ppm_train:
         cmd += ["--ppm-train", path]
+    return launch(cmd, port)
+
+
+def launch(cmd: list[str], port: int) -> tuple[subprocess.Popen, str]:
+    """Start ``dasher-rnn serve`` (``cmd``) and wait until it answers on ``port``; (process, base URL)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120

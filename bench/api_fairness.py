@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import subprocess
 import sys
 import threading
@@ -29,33 +28,17 @@ import httpx
 
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
+sys.path.insert(0, str(Path(__file__).parent))
+from api_bench import free_port, launch  # noqa: E402  (the API benchmark's own server start)
+
 PHRASES = [root / "shared" / "corpora" / "eval" / "mackenzie_phrases.txt" for root in (Path(__file__).resolve().parents[1],
-                                                                                       Path("/work"))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+                                                                                       Path(__file__).resolve().parents[2])]
 
 
 def start_server(model_dir: str, extra: list[str]) -> tuple[subprocess.Popen, str]:
     port = free_port()
     cmd = [sys.executable, "-m", "dasher_rnn", "serve", "--port", str(port), "--model-dir", model_dir, *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode}")
-        try:
-            if httpx.get(url + "/v1/health", timeout=1).json()["status"] == "ok":
-                return proc, url
-        except (httpx.HTTPError, ValueError, KeyError):
-            pass
-        time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit("the server did not start")
+    return launch(cmd, port)
 
 
 def texts(path: Path, count: int, chars: int) -> list[str]:
