@@ -283,7 +283,7 @@ class Writer:
         """Save every part of the profile together (waits for the adaptation to catch up); None without one."""
         if self.profile is None or self.store is None:
             return None
-        from dasher_rnn.adapt.profiles import ProfileError, encode_weights
+        from dasher_rnn.adapt.profiles import ProfileError, encode_weights, read_info
 
         with self._save_lock:
             parts, info = {}, {"model": self.model}
@@ -297,9 +297,9 @@ class Writer:
                                        f"{SAVE_WAIT_S} s behind; nothing was written, try again") from None
                 parts["rnn"] = encode_weights(weights)
                 info.update(session_info)
-            elif self.store.exists(self.profile):
-                saved = self.store.load(self.profile)
-                info.update({k: v for k, v in saved.info.items() if k in ("characters_adapted", "step_scale", "adaptation")})
+            else:  # keep what the RNN part's last save recorded (only profile.json is read, not the parts)
+                saved = read_info(self.store.path(self.profile)) or {}
+                info.update({k: v for k, v in saved.items() if k in ("characters_adapted", "step_scale", "adaptation")})
             return self.store.save(self.profile, parts, info, self.base_hash)
 
     def close(self, save: bool = True) -> None:
