@@ -143,3 +143,31 @@ def test_orders_up_to_eight_work_and_higher_ones_are_refused():
     assert ctx.order == 8 and ppm.probs_at(ctx).argmax() == ppm.alphabet.index("w")
     with pytest.raises(ValueError, match="order must be 0..8"):
         PPMModel(load_alphabet("english"), max_order=9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.text(alphabet="abc", max_size=30), st.text(alphabet="abc", min_size=1, max_size=60), st.integers(0, 60))
+def test_compacting_the_learned_counts_changes_no_prediction_and_undo_still_works(train, learned, undo):
+    import dasher_rnn.lm.ppm as ppm_module
+
+    plain, compacted = abc_model(train), abc_model(train)
+    for ch in learned:
+        plain.learn(ABC.index(ch))
+    old, ppm_module.COMPACT_AT = ppm_module.COMPACT_AT, 2  # merged into the arrays every symbol or two
+    try:
+        records = [compacted.learn(ABC.index(ch)) for ch in learned]
+    finally:
+        ppm_module.COMPACT_AT = old
+    assert len(compacted._overlay) < 2 and len(plain._overlay) >= 1
+    assert stored_counts(compacted) == stored_counts(plain)
+    for ch in learned[:5]:
+        plain.advance(ABC.index(ch))
+        compacted.advance(ABC.index(ch))
+        assert compacted.distribution(1000).tolist() == plain.distribution(1000).tolist()
+    undo = min(undo, len(learned))
+    for record in reversed(records[len(records) - undo :]):  # undo reaches back across compactions
+        compacted.unlearn(record)
+    expected = abc_model(train)
+    for ch in learned[: len(learned) - undo]:
+        expected.learn(ABC.index(ch))
+    assert stored_counts(compacted) == stored_counts(expected)

@@ -8,7 +8,9 @@ default context ". " (entered, not learned) at a reset.
 Storage: a string x of up to ``max_order + 1`` symbols is a base-128 integer key (symbol ids
 + 1, last symbol least significant), so the children of context c are the keys
 c*128+1 .. c*128+127. Counts trained from text live in two sorted numpy arrays (built in one
-vectorised pass); whatever is learned afterwards lives in a small per-context overlay.
+vectorised pass); whatever is learned afterwards lives in a small per-context overlay of dicts,
+merged into the arrays whenever it holds ``COMPACT_AT`` contexts (16 bytes a count there, against
+about 300 in a dict), so a PPM that learns for months grows by its counts and nothing more.
 The vectorised build relies on an identity of update exclusion: for a string x shorter than
 the top order, count(x) = number of distinct symbols a with "a x" in the text, plus the
 occurrences of x at the start of a segment; at the top order it is the plain count.
@@ -26,6 +28,7 @@ from dasher_rnn.lm.protocol import DASHER_FLOOR, DASHER_TOTAL, uniform_add
 RADIX = 128
 MAX_ORDER = 8
 PROBS_RESOLUTION = 1 << 24
+COMPACT_AT = 4096  # learned contexts held in the overlay before it is merged into the sorted arrays
 
 
 def split_segments(ids: np.ndarray) -> list[np.ndarray]:
@@ -179,10 +182,12 @@ class PPMModel:
                     if count > 0:
                         added_keys.append(ctx_key * RADIX + symbol + 1)
                         added_counts.append(count)
-            keys = np.concatenate([keys[keep], np.array(added_keys, np.int64)])
-            counts = np.concatenate([counts[keep], np.array(added_counts, np.int64)])
-            order = np.argsort(keys, kind="stable")
-            keys, counts = keys[order], counts[order]
+            added = np.array(added_keys, np.int64)
+            order = np.argsort(added)  # a sorted merge: no sort of the whole store
+            keys, counts = keys[keep], counts[keep]
+            at = np.searchsorted(keys, added[order])
+            keys = np.insert(keys, at, added[order])
+            counts = np.insert(counts, at, np.array(added_counts, np.int64)[order])
         return {"keys": keys, "counts": counts, "max_order": np.array([self.max_order], np.int64)}
 
     def restore(self, arrays: dict[str, np.ndarray]) -> None:
@@ -236,12 +241,20 @@ class PPMModel:
                 break
             children[symbol] = 1
         self._learn = _Context((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
+        if len(self._overlay) >= COMPACT_AT:
+            self.compact()
         return LearnRecord(symbol, tuple(touched), ctx)
 
+    def compact(self) -> None:
+        """Merge the overlay into the sorted arrays (the counts, and so every prediction, stay as they are)."""
+        if self._overlay:
+            merged = self.snapshot()
+            self._keys, self._counts, self._overlay = merged["keys"], merged["counts"], {}
+
     def unlearn(self, record: LearnRecord) -> None:
-        """Undo the last ``learn`` not yet undone (records are undone newest first)."""
+        """Undo the last ``learn`` not yet undone (records are undone newest first, across compactions too)."""
         for key in record.contexts:
-            children = self._overlay[key]
+            children = self._touch(key)
             children[record.symbol] -= 1
             if not children[record.symbol]:
                 del children[record.symbol]
