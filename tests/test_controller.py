@@ -264,8 +264,9 @@ def test_undo_with_the_adapting_rnn_restores_the_text_and_the_weights():
             c.frame(None, 1 / 30)
         kept, before = c.text, probe()
         c.start()
-        steer("hello there, how are you doing today")  # more than 20 characters: the RNN adapts
+        steer("hello there, how are you doing today? i am well")  # well over 20 committed characters: the RNN adapts
         c.stop()
+        c.writer.flush()
         assert c.writer.status().updates >= 1 and not np.allclose(probe(), before, atol=1e-6)
         assert c.undo_run()
         for _ in range(5):

@@ -294,6 +294,27 @@ def test_the_window_types_committed_text_into_the_focused_program_and_keeps_off_
     assert typer.closed
 
 
+def test_undo_writing_takes_the_run_back_out_of_the_focused_program_too(qtbot, settings_path, offscreen_focus):
+    typer = FakeTyper()
+    window = open_direct_window(qtbot, lambda: typer)
+    window.toggle_running()
+    steer(window, "I want")
+    window.toggle_running()
+    kept = window.controller.zoom.output
+    assert typer.screen == kept
+    window.toggle_running()
+    steer(window, "I want some water, please")
+    assert len(typer.screen) > len(kept)  # committed text of the run was typed
+    window.undo_writing()
+    assert window.controller.zoom.output == kept and typer.screen == kept and "BS" in typer.keys
+    window.toggle_running()  # writing on after the undo: what is typed follows the message, no drift
+    steer(window, "I want tea")
+    assert window.controller.zoom.output.startswith(typer.screen)  # while writing, too
+    window.toggle_running()
+    assert typer.screen == window.controller.zoom.output == window.panel.toPlainText()
+    window.close()
+
+
 def test_a_target_that_refuses_keys_gets_a_status_message_and_the_text_stays(qtbot, settings_path, offscreen_focus):
     typer = FakeTyper()
     typer.fail = "the focused window refused the key"

@@ -601,6 +601,8 @@ class MainWindow(QMainWindow):
     def undo_writing(self) -> None:
         """Take back the last run of writing and what it taught the model (writing stops)."""
         undone = self.controller.undo_run()
+        if undone is not None:
+            self.output_mode.on_frame(undone)  # direct output takes the run back out of the other program too
         self.panel.show_text(self.controller.text)
         self._show_running()
         self.view.set_frame(self.controller.zoom.idle(), 0.0)

@@ -214,23 +214,24 @@ class WritingController:
         """A run of writing in this message can be taken back."""
         return any(mark.text != self.zoom.text for mark in self._runs)
 
-    def undo_run(self) -> bool:
+    def undo_run(self) -> Frame | None:
         """Take back the last run of writing (from the last start that was followed by writing): stop, put the
         text back as it was at that start, and roll back what the run taught the model. Runs that wrote nothing
-        are skipped; each call goes one run further back within the message. False when there is nothing to undo."""
+        are skipped; each call goes one run further back within the message. The frame says what was uncommitted
+        and committed (for direct output); None when there is nothing to undo."""
         self.stop()
         while self._runs and self._runs[-1].text == self.zoom.text:
             self._runs.pop()
             self._run_bits.pop()
         if not self._runs:
-            return False
+            return None
         mark = self._runs.pop()
         self._message[1] = self._run_bits.pop()  # the view goes back to where the run started
         self._message[2] += max(0, len(self.zoom.text) - len(mark.text))
-        self.zoom.rewind(mark)
+        frame = self.zoom.rewind(mark)
         for _ in range(len(mark.text) - len(mark.root_text) + 2):
             self.zoom.idle()  # one level of the rebuilt boxes per frame, where the model answers at once
-        return True
+        return frame
 
     # -- start and stop -----------------------------------------------------------------
     def start(self) -> None:

@@ -192,13 +192,14 @@ class ZoomModel:
         """Where the writing stands now (e.g. when the user starts a run of writing)."""
         return Mark(self.context, self.text, self.root_text, self.root_lo, self.root_hi, self._committed)
 
-    def rewind(self, mark: Mark) -> bool:
+    def rewind(self, mark: Mark) -> Frame | None:
         """Go back to ``mark`` (taken in this message): the source unlearns what was committed since (exactly,
         through ``uncommit``), relearns what was backed out of since, and the view is rebuilt where it was, so the
-        output is the marked text again once the model has answered. False (nothing done) for a mark from
-        another message."""
+        output is the marked text again once the model has answered. The frame says what that uncommitted and
+        committed, for a front end that mirrors the commits. None (nothing done) for a mark from another message."""
         if mark.context != self.context:
-            return False
+            return None
+        frame = Frame()
         learned = self.text[: self._committed]
         target = mark.text[: mark.committed]
         common = 0
@@ -207,8 +208,10 @@ class ZoomModel:
             common += 1
         if self._committed > common:
             self.source.uncommit(self._committed - common)
+            frame.uncommitted = self._committed - common
         if mark.committed > common:
-            self._commit(target[common:], None)  # learned before, backed out of during the run: learn it again
+            frame.committed = target[common:]
+            self._commit(frame.committed, None)  # learned before, backed out of during the run: learn it again
         self._committed = mark.committed
         flush = getattr(self.source, "flush", None)
         if flush is not None:
@@ -216,7 +219,7 @@ class ZoomModel:
         # drop the boxes of the view now, and rebuild the one the mark was taken in
         self._rebuild(mark.root_text, mark.root_lo, mark.root_hi)
         self.text = mark.text  # the next step finds the output box from the view
-        return True
+        return frame
 
     def _rebuild(self, root_text: str, lo: float, hi: float) -> None:
         """Drop every box and make a new root for ``root_text`` spanning ``lo``..``hi`` (commits are not touched)."""
