@@ -2,7 +2,7 @@
 times, checkpoint memory, and (with --tune) the tuning grid. Prints JSON.
 
     python bench/adaptation_bench.py [--model-dir dasher_rnn/models/english-lstm]
-    python bench/adaptation_bench.py --tune
+    python bench/adaptation_bench.py --tune [--tune-etas 0.03,0.06,0.1]
     python bench/adaptation_bench.py --methods   # full vs sparse vs LHUC, each tuned, then measured
 
 Streams are scored message by message as in docs/ARCHITECTURE.md (Measuring): each message is predicted with
@@ -96,6 +96,8 @@ def main() -> None:
     parser.add_argument("--lam", type=float, default=0.0)
     parser.add_argument("--segment", type=int, default=20)
     parser.add_argument("--tune", action="store_true", help="run the tuning grid on the dev streams instead")
+    parser.add_argument("--tune-etas", default=None,
+                        help="with --tune: only SGD (n 20) at these comma-separated steps, e.g. 0.03,0.06,0.1")
     parser.add_argument("--tune-chars", type=int, default=15000, help="characters of each dev stream used for tuning")
     parser.add_argument("--streams-only", action="store_true", help="skip the adversarial suite and timings")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (adaptation runs on one thread in the app)")
