@@ -111,6 +111,8 @@ def main() -> None:
         grid = [("sgd", 0.03, 0.0, 20), ("sgd", 0.1, 0.0, 20), ("sgd", 0.3, 0.0, 20), ("sgd", 0.1, 0.0, 10),
                 ("rms", 1e-4, 0.0, 20), ("rms", 3e-4, 0.0, 20), ("rms", 1e-3, 0.0, 20), ("rms", 3e-4, 0.0, 10),
                 ("rms", 3e-4, 0.01, 20), ("rms-rms", 3e-4, 0.01, 20), ("rms-rms", 1e-3, 0.01, 20)]
+        if args.tune_etas:
+            grid = [("sgd", float(eta), 0.0, 20) for eta in args.tune_etas.split(",")]
         configs = [AdaptConfig(rule=rule, eta=eta, lam=lam, segment=n) for rule, eta, lam, n in grid]
         rows = tune(model, alphabet, msg, configs, dev_streams(args.tune_chars))
         print(json.dumps({"tuning": rows, "best": min(rows, key=lambda r: r["mean_ratio"])}, indent=1))
