@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--segment", type=int, default=20)
     parser.add_argument("--tune", action="store_true", help="run the tuning grid on the dev streams instead")
     parser.add_argument("--tune-etas", default=None,
-                        help="with --tune: only SGD (n 20) at these comma-separated steps, e.g. 0.03,0.06,0.1")
+                        help="the tuning grid with only SGD (n 20) at these comma-separated steps, e.g. 0.03,0.06,0.1")
     parser.add_argument("--tune-chars", type=int, default=15000, help="characters of each dev stream used for tuning")
     parser.add_argument("--streams-only", action="store_true", help="skip the adversarial suite and timings")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (adaptation runs on one thread in the app)")
@@ -107,7 +107,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     model, alphabet, _ = load_model(args.model_dir)
     msg = load_msg(args.model_dir, model)
-    if args.tune:
+    if args.tune or args.tune_etas:
         grid = [("sgd", 0.03, 0.0, 20), ("sgd", 0.1, 0.0, 20), ("sgd", 0.3, 0.0, 20), ("sgd", 0.1, 0.0, 10),
                 ("rms", 1e-4, 0.0, 20), ("rms", 3e-4, 0.0, 20), ("rms", 1e-3, 0.0, 20), ("rms", 3e-4, 0.0, 10),
                 ("rms", 3e-4, 0.01, 20), ("rms-rms", 3e-4, 0.01, 20), ("rms-rms", 1e-3, 0.01, 20)]

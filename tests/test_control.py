@@ -316,3 +316,44 @@ def test_a_root_rebuilt_by_rewind_is_released_once_too():
     drive(zoom_steps(zoom), zoom, "a")
     drive(zoom_steps(zoom), zoom, "axy")
     zoom.finish_message()
+
+
+def test_the_frames_of_an_undo_report_every_commit_even_from_inside_the_control_box():
+    """A front end that mirrors commits (direct output) adds up what the frames report; after an undo whose run
+    started with the control box as the root, that must still be the zoom's committed text."""
+    c = WritingController(RecordingSource(), ControllerConfig(speed_bps=4.0, auto_speed=False))
+    mirrored = ""
+
+    def mirror(frame: Frame) -> Frame:
+        nonlocal mirrored
+        mirrored = mirrored[: len(mirrored) - frame.uncommitted] + frame.committed
+        return frame
+
+    def committed() -> str:
+        return c.zoom.text[len(c.zoom.context) : c.zoom.mark().committed]
+
+    def steer(text: str, action: Action | None = None, until=None) -> None:
+        for _ in range(20000):
+            if (until is not None and until()) or (action is None and until is None and c.zoom.output == text):
+                return
+            wait_for_answers(c.zoom)
+            if mirror(c.frame(target_pointer(c.zoom, c.zoom.context + text, action), DT)).action is not None:
+                return
+        raise AssertionError(f"did not reach {text!r}")
+
+    mirror(c.set_control_mode(True))
+    c.start()
+    steer("hello")
+    steer("hello", Action.SPEAK, until=lambda: c.zoom.root.item is not None)  # into the control box, no action
+    c.stop()
+    for _ in range(5):
+        mirror(c.frame(None, DT))
+    c.start()  # this run starts with the control box as the root
+    steer("hello wor")
+    mirror(c.undo_run())
+    mirror(c.zoom.idle())
+    assert mirrored == committed()
+    c.start()
+    steer("hello there")
+    assert mirrored == committed() and c.zoom.output == "hello there"
+    c.close()

@@ -160,6 +160,7 @@ def test_compacting_the_learned_counts_changes_no_prediction_and_undo_still_work
         ppm_module.COMPACT_AT = old
     assert len(compacted._overlay) < 2 and len(plain._overlay) >= 1
     assert stored_counts(compacted) == stored_counts(plain)
+    assert compacted.num_contexts == plain.num_contexts == len(stored_counts(plain))  # counted once, merged or not
     for ch in learned[:5]:
         plain.advance(ABC.index(ch))
         compacted.advance(ABC.index(ch))

@@ -9,8 +9,10 @@ Storage: a string x of up to ``max_order + 1`` symbols is a base-128 integer key
 + 1, last symbol least significant), so the children of context c are the keys
 c*128+1 .. c*128+127. Counts trained from text live in two sorted numpy arrays (built in one
 vectorised pass); whatever is learned afterwards lives in a small per-context overlay of dicts,
-merged into the arrays whenever it holds ``COMPACT_AT`` contexts (16 bytes a count there, against
-about 300 in a dict), so a PPM that learns for months grows by its counts and nothing more.
+merged into the arrays whenever it holds ``COMPACT_AT`` contexts or 1/64 of the arrays' length,
+whichever is more (16 bytes a count there, against about 300 in a dict; the merge copies the arrays,
+so the larger they are the less often it runs), so a PPM that learns for months grows by its counts
+and nothing more.
 The vectorised build relies on an identity of update exclusion: for a string x shorter than
 the top order, count(x) = number of distinct symbols a with "a x" in the text, plus the
 occurrences of x at the start of a segment; at the top order it is the plain count.
@@ -149,7 +151,12 @@ class PPMModel:
 
     @property
     def num_contexts(self) -> int:
-        return len(self._keys) + sum(len(c) for c in self._overlay.values())
+        """Stored counts (strings with a count above 0), the learned ones included."""
+        n = len(self._keys)
+        for ctx_key, children in self._overlay.items():  # an overlay context replaces its range of the arrays
+            lo, hi = np.searchsorted(self._keys, [ctx_key * RADIX + 1, ctx_key * RADIX + RADIX])
+            n += sum(1 for count in children.values() if count > 0) - int(hi - lo)
+        return n
 
     # -- training --------------------------------------------------------------------
     def train_text(self, text: str) -> int:
@@ -241,8 +248,8 @@ class PPMModel:
                 break
             children[symbol] = 1
         self._learn = _Context((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
-        if len(self._overlay) >= COMPACT_AT:
-            self.compact()
+        if len(self._overlay) >= max(COMPACT_AT, len(self._keys) >> 6):  # each merge copies the arrays: the
+            self.compact()  # bigger they are, the more the overlay may hold first (at most 1/64 of them)
         return LearnRecord(symbol, tuple(touched), ctx)
 
     def compact(self) -> None:

@@ -603,9 +603,11 @@ class MainWindow(QMainWindow):
         undone = self.controller.undo_run()
         if undone is not None:
             self.output_mode.on_frame(undone)  # direct output takes the run back out of the other program too
+        frame = self.controller.zoom.idle()
+        self.output_mode.on_frame(frame)
         self.panel.show_text(self.controller.text)
         self._show_running()
-        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.view.set_frame(frame, 0.0)
         self.statusBar().showMessage("Took back the last run of writing" if undone else "Nothing to take back", 4000)
 
     def _on_control_action(self, action: Action) -> None:

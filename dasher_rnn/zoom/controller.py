@@ -229,8 +229,8 @@ class WritingController:
         self._message[1] = self._run_bits.pop()  # the view goes back to where the run started
         self._message[2] += max(0, len(self.zoom.text) - len(mark.text))
         frame = self.zoom.rewind(mark)
-        for _ in range(len(mark.text) - len(mark.root_text) + 2):
-            self.zoom.idle()  # one level of the rebuilt boxes per frame, where the model answers at once
+        for _ in range(len(mark.text) - len(mark.root_text) + 2):  # one level of the rebuilt boxes per frame,
+            frame.add_commits(self.zoom.idle())  # where the model answers at once
         return frame
 
     # -- start and stop -----------------------------------------------------------------

@@ -84,6 +84,15 @@ class Frame:
     # to the text); the front end carries out the rest (stop, speak, copy)
     finished: str | None = None  # a message was finished in this frame (the control box's New message): its output
 
+    def add_commits(self, later: Frame) -> None:
+        """Fold a later frame's commits into this one, so a front end that mirrors the commits sees both."""
+        keep = len(self.committed) - later.uncommitted
+        if keep >= 0:
+            self.committed = self.committed[:keep] + later.committed
+        else:  # the later frame took back more than this one committed
+            self.uncommitted -= keep
+            self.committed = later.committed
+
 
 @dataclass(frozen=True)
 class Mark:
@@ -219,6 +228,9 @@ class ZoomModel:
         # drop the boxes of the view now, and rebuild the one the mark was taken in
         self._rebuild(mark.root_text, mark.root_lo, mark.root_hi)
         self.text = mark.text  # the next step finds the output box from the view
+        rebuilt = Frame()  # the rebuilt root is a letter box even where the mark's was the control box
+        self._sync_commits(rebuilt)
+        frame.add_commits(rebuilt)
         return frame
 
     def _rebuild(self, root_text: str, lo: float, hi: float) -> None:
