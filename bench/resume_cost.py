@@ -20,7 +20,7 @@ import torch
 
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.corpus import build_corpus, load_mix
-from dasher_rnn.lm.train import TrainConfig, Trainer, evaluate_corpus, new_model
+from dasher_rnn.lm.train import TrainConfig, Trainer, evaluate_corpus, new_model, save_exact_checkpoint
 from dasher_rnn.paths import ASSETS_DIR
 
 
@@ -63,10 +63,7 @@ def main() -> None:
     first = trainer("split")
     run_to(first, args.resume_at, {})
     first.save_checkpoint()
-    shutil.copytree(work / "split", work / "legacy")
-    legacy_src = Trainer(first.model, corpus, tc, work / "legacy", torch.device("cpu"))
-    legacy_src.optimizer, legacy_src.state, legacy_src.step = first.optimizer, first.state, first.step
-    _save_legacy(legacy_src)
+    save_exact_checkpoint(first, work / "legacy")
     run_to(first, args.steps, curves["uninterrupted"])  # the same object, never interrupted
 
     resumed = trainer("split")
@@ -82,27 +79,6 @@ def main() -> None:
         "cost_bits_at_step": {s: round(curves["fp16_fresh_adamw"][s] - curves["uninterrupted"][s], 4) for s in probes},
         "seconds": round(time.perf_counter() - t0),
     }, indent=1))
-
-
-def _save_legacy(trainer: Trainer) -> None:
-    """A checkpoint of the earlier format: float32 weights and AdamW moments."""
-    from dataclasses import asdict
-
-    from dasher_rnn.files import atomic_write
-    from dasher_rnn.lm.model_io import save_tensors
-    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
-
-    tensors = {f"model.{k}": v for k, v in trainer.model.state_dict().items()}
-    tensors["carry.h"], tensors["carry.c"] = trainer.state
-    opt = trainer.optimizer.state_dict()
-    for idx, st in opt["state"].items():
-        for key, value in st.items():
-            tensors[f"opt.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
-    save_tensors(trainer.out_dir / CHECKPOINT, tensors)
-    meta = {"step": trainer.step, "elapsed_s": 0.0, "train_config": asdict(trainer.tc),
-            "model_config": trainer.model.config.to_json(), "alphabet": trainer.corpus.alphabet.to_json(),
-            "param_groups": opt["param_groups"], "history": []}
-    atomic_write(trainer.out_dir / CHECKPOINT_META, json.dumps(meta).encode())
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import torch
 
 from dasher_rnn.lm.corpus import BatchStream, prepare_text, split_documents
 from dasher_rnn.lm.init_state import learn_initial_state
-from dasher_rnn.lm.train import evaluate_corpus, lr_at
+from dasher_rnn.lm.train import evaluate_corpus, lr_at, save_exact_checkpoint
 
 from .conftest import tiny_trainer
 
@@ -44,27 +44,6 @@ def test_training_lowers_validation_loss(tiny_corpus_dir, tmp_path):
     assert after < before - 2.0
 
 
-def _save_legacy_checkpoint(trainer) -> None:
-    """The checkpoint format before float16 ones: float32 weights, AdamW moments, no "format" key."""
-    import json
-    from dataclasses import asdict
-
-    from dasher_rnn.lm.model_io import save_tensors
-    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
-
-    tensors = {f"model.{k}": v for k, v in trainer.model.state_dict().items()}
-    tensors["carry.h"], tensors["carry.c"] = trainer.state
-    opt = trainer.optimizer.state_dict()
-    for idx, st in opt["state"].items():
-        for key, value in st.items():
-            tensors[f"opt.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
-    save_tensors(trainer.out_dir / CHECKPOINT, tensors)
-    meta = {"step": trainer.step, "elapsed_s": trainer.elapsed, "train_config": asdict(trainer.tc),
-            "model_config": trainer.model.config.to_json(), "alphabet": trainer.corpus.alphabet.to_json(),
-            "param_groups": opt["param_groups"], "history": trainer.history}
-    (trainer.out_dir / CHECKPOINT_META).write_text(json.dumps(meta))
-
-
 def test_legacy_checkpoint_with_optimizer_state_resumes_exactly(tiny_corpus_dir, tmp_path):
     straight = tiny_trainer(tiny_corpus_dir, tmp_path / "straight", steps=30)
     straight.run(progress=False)
@@ -72,7 +51,7 @@ def test_legacy_checkpoint_with_optimizer_state_resumes_exactly(tiny_corpus_dir,
     first = tiny_trainer(tiny_corpus_dir, tmp_path / "split", steps=30)
     for _ in range(13):  # interrupted after 13 steps
         first.train_step()
-    _save_legacy_checkpoint(first)
+    save_exact_checkpoint(first)
     resumed = tiny_trainer(tiny_corpus_dir, tmp_path / "split", steps=30)
     assert resumed.load_checkpoint() and resumed.step == 13 and resumed.resumed_at is None
     assert resumed.chars == 13 * 8 * 32

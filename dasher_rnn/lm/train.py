@@ -299,6 +299,24 @@ class Trainer:
         return self.history
 
 
+def save_exact_checkpoint(trainer: Trainer, out_dir: str | Path | None = None) -> None:
+    """A checkpoint of the earlier format (format 1: float32 weights and AdamW moments, no "format" key), which
+    ``load_checkpoint`` still resumes exactly; written only to measure and test that (``bench/resume_cost.py``)."""
+    out_dir = Path(out_dir or trainer.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tensors = {f"model.{k}": v for k, v in trainer.model.state_dict().items()}
+    tensors["carry.h"], tensors["carry.c"] = trainer.state
+    opt = trainer.optimizer.state_dict()
+    for idx, st in opt["state"].items():
+        for key, value in st.items():
+            tensors[f"opt.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
+    save_tensors(out_dir / CHECKPOINT, tensors)
+    meta = {"step": trainer.step, "elapsed_s": trainer.elapsed, "train_config": asdict(trainer.tc),
+            "model_config": trainer.model.config.to_json(), "alphabet": trainer.corpus.alphabet.to_json(),
+            "param_groups": opt["param_groups"], "history": trainer.history}
+    atomic_write(out_dir / CHECKPOINT_META, json.dumps(meta).encode())
+
+
 def checkpoint_readme(meta: dict) -> str:
     """The README.md written beside a run's checkpoint: what it is and the command that continues it."""
     tc, arch = meta["train_config"], meta["model_config"]
