@@ -85,6 +85,14 @@ def _bits(dist, symbol: int, floor: float) -> float:
     return -math.log2(dist.probs[symbol] / dist.probs.sum())
 
 
+def symbol_bits(probs: np.ndarray, symbols: list[int], floor: float) -> list[float]:
+    """Bits of each symbol under the distributions ``probs`` (T, V): Dasher's integers with a floor, exact without."""
+    rows = np.arange(len(symbols))
+    if floor > 0:
+        return np.log2(DASHER_TOTAL / quantise(probs, floor)[rows, symbols]).tolist()
+    return (-np.log2(probs[rows, symbols])).tolist()
+
+
 def _restricted_bits(probs: np.ndarray, symbols: list[int], mask: np.ndarray, floor: float) -> list[float]:
     """Bits of each symbol under the distributions ``probs`` (T, V) renormalised over ``mask``; with a floor, Dasher's
     integers over the set's symbols alone. Symbols outside the set cost 0 (the caller counts them as skipped)."""
@@ -155,7 +163,7 @@ def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: b
         if progress is not None:
             progress(len(batch))
 
-    for line, known, committed in _messages(lines, alphabet):
+    for line, known, committed in encoded_messages(lines, alphabet):
         if not committed:
             _add(score, line, known, [0.0] * len(line))
             continue
@@ -178,7 +186,7 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
     score = Score(name)
     alphabet = model.alphabet
     mask = symbol_mask(symbols, alphabet)
-    for line, known, committed in _messages(lines, alphabet):
+    for line, known, committed in encoded_messages(lines, alphabet):
         model.reset()
         if hasattr(model, "sequence_probs"):  # the RNN scores the whole message in one call
             probs = np.asarray(model.sequence_probs(committed), dtype=np.float64).reshape(len(committed), len(alphabet))
@@ -197,10 +205,8 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
         if probs is not None:
             if mask is not None:
                 bits = _restricted_bits(probs, committed, mask, floor)
-            elif floor > 0:
-                bits = np.log2(DASHER_TOTAL / quantise(probs, floor)[np.arange(len(committed)), committed]).tolist()
             else:
-                bits = (-np.log2(probs[np.arange(len(committed)), committed])).tolist()
+                bits = symbol_bits(probs, committed, floor)
         if adaptive:
             for symbol in committed:
                 model.learn(symbol)
@@ -209,7 +215,7 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
     return score
 
 
-def _messages(lines: list[str], alphabet) -> Iterator[tuple[str, list[bool], list[int]]]:
+def encoded_messages(lines: list[str], alphabet) -> Iterator[tuple[str, list[bool], list[int]]]:
     """Each non-empty normalised line, which of its characters the alphabet has, and their symbols."""
     for raw in lines:
         line = normalise(raw)

@@ -86,16 +86,9 @@ INT8_MAX_BITS_LOST = 0.005  # bits/char the int8 export may cost on the phrase f
 
 
 def _message_symbols(paths: list[str | Path], alphabet) -> list[list[int]]:
-    from dasher_rnn.evaluate import read_messages
-    from dasher_rnn.normalise import normalise
+    from dasher_rnn.evaluate import encoded_messages, read_messages
 
-    out = []
-    for path in paths:
-        for raw in read_messages(path):
-            line = normalise(raw)
-            if line:
-                out.append([alphabet.index(ch) for ch in line if ch in alphabet])
-    return [m for m in out if m]
+    return [ids for path in paths for _, _, ids in encoded_messages(read_messages(path), alphabet) if ids]
 
 
 def onnx_message_log_probs(session, root_logp: np.ndarray, h0: np.ndarray, c0: np.ndarray,
@@ -129,8 +122,9 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    from dasher_rnn.evaluate import symbol_bits
     from dasher_rnn.lm.model_io import INT8_ONNX_FILE
-    from dasher_rnn.lm.protocol import DASHER_FLOOR, DASHER_TOTAL, quantise
+    from dasher_rnn.lm.protocol import DASHER_FLOOR
 
     model_dir = Path(model_dir)
     if not (model_dir / ONNX_FILE).is_file():
@@ -163,10 +157,9 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
                 logps = onnx_message_log_probs(session, root, h0, c0, messages)
                 exact = floor = 0.0
                 for m, lp in zip(messages, logps, strict=True):
-                    rows = np.arange(len(m))
-                    exact -= float(lp[rows, m].sum()) / np.log(2)
-                    ints = quantise(np.exp(lp.astype(np.float64)), DASHER_FLOOR)
-                    floor += float(np.log2(DASHER_TOTAL / ints[rows, m]).sum())
+                    probs = np.exp(lp.astype(np.float64))
+                    exact += sum(symbol_bits(probs, m, 0.0))
+                    floor += sum(symbol_bits(probs, m, DASHER_FLOOR))
                 figures[name] = {"bpc_floor": float(floor / chars), "bpc_exact": float(exact / chars)}
             lost = figures["int8"]["bpc_floor"] - figures["fp32"]["bpc_floor"]
             report.update({"check_files": [Path(p).name for p in check_files], "check_chars": chars,
