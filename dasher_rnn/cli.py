@@ -143,7 +143,15 @@ def _train(args: argparse.Namespace, device) -> int:
 
     from dasher_rnn.alphabet import load_alphabet
     from dasher_rnn.lm.corpus import build_corpus, load_mix, sources_from_paths
-    from dasher_rnn.lm.train import TrainConfig, Trainer, finish_model, load_start_model, new_model, widen_model
+    from dasher_rnn.lm.train import (
+        CHECKPOINT_META,
+        TrainConfig,
+        Trainer,
+        finish_model,
+        load_start_model,
+        new_model,
+        widen_model,
+    )
 
     main = not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
     say = print if main else (lambda *_a, **_k: None)
@@ -167,7 +175,7 @@ def _train(args: argparse.Namespace, device) -> int:
         checkpoint_every=args.checkpoint_every, val_chars=args.val_chars, seed=args.seed,
         resume_warmup=args.resume_warmup, lowercase_frac=args.lowercase_frac,
     )
-    resuming = (out / "checkpoint.json").is_file()
+    resuming = (out / CHECKPOINT_META).is_file()
     origin = None
     if args.init_from and not resuming:
         start, origin = load_start_model(args.init_from)

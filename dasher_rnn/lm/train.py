@@ -214,7 +214,7 @@ class Trainer:
         if meta["alphabet"]["groups"] != self.corpus.alphabet.to_json()["groups"]:
             raise ValueError(f"{meta_path}: checkpoint was trained with another alphabet")
         tensors = load_tensors(self.out_dir / CHECKPOINT)
-        self.model.load_state_dict({k[6:]: v.float() for k, v in tensors.items() if k.startswith("model.")})
+        self.model.load_state_dict(_checkpoint_weights(tensors))
         carry = (tensors["carry.h"].float(), tensors["carry.c"].float())
         if carry[0].shape[1] == self.global_batch:
             self.state = (carry[0][:, self.rows].to(self.device).contiguous(),
@@ -297,6 +297,11 @@ class Trainer:
         finally:
             bar.close()
         return self.history
+
+
+def _checkpoint_weights(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The network's float32 state dict from a checkpoint's tensors (either format)."""
+    return {k[6:]: v.float() for k, v in tensors.items() if k.startswith("model.")}
 
 
 def save_exact_checkpoint(trainer: Trainer, out_dir: str | Path | None = None) -> None:
@@ -414,7 +419,7 @@ def load_start_model(path: str | Path) -> tuple[CharRNN, dict]:
         meta = json.loads((path / CHECKPOINT_META).read_text())
         model = CharRNN(RNNConfig(**meta["model_config"]))
         tensors = load_tensors(path / CHECKPOINT)
-        model.load_state_dict({k[6:]: v.float() for k, v in tensors.items() if k.startswith("model.")})
+        model.load_state_dict(_checkpoint_weights(tensors))
         tc = meta.get("train_config", {})
         chars = int(meta.get("chars", meta["step"] * tc.get("batch_size", 0) * tc.get("seq_len", 0)))
         chars += int((meta.get("origin") or {}).get("chars", 0))
@@ -460,9 +465,7 @@ def widen_model(model: CharRNN, hidden: int, seed: int = 0, init_scale: float | 
                 else:
                     new[start:end] = value[old_start : old_start + old]
             out[name] = new
-        elif name == "head.weight":
-            out[name] = torch.cat([value, torch.zeros(value.shape[0], hidden - old)], dim=1)
-        elif name in ("h0", "c0"):
+        elif name in ("head.weight", "h0", "c0"):  # the head reads nothing from the new units; their state starts at 0
             out[name] = torch.cat([value, torch.zeros(value.shape[0], hidden - old)], dim=1)
         else:  # the embedding and the head's bias
             out[name] = value.clone()
