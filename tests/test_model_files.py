@@ -153,3 +153,57 @@ def test_int8_export_is_verified_recorded_and_used_by_the_onnx_backend(model_cop
     assert np.abs(a - b).max() < 0.2
     with pytest.raises(RuntimeError, match="loses"):
         export_int8(model_copy, check_files=[phrases], max_bits_lost=-1.0)
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_the_fused_int8_step_takes_adapted_weights_without_exporting_again(tmp_path, layers):
+    """A plain LSTM's int8 export is the fused step; swapping weights builds a new session on the caller's
+    thread, and only the install changes what the backend serves; it then follows the new weights as torch does."""
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.fused_step import FUSED_GRAPH
+    from dasher_rnn.lm.model_io import read_config, save_model
+    from dasher_rnn.lm.onnx_export import export_int8
+    from dasher_rnn.lm.train import new_model
+    from dasher_rnn.predictor.backends import OnnxBackend, TorchBackend, swaps_weights
+
+    alphabet = load_alphabet("english")
+    model = new_model(alphabet, embed=8, hidden=32, layers=layers, cell="lstm", seed=1)
+    save_model(tmp_path, model, alphabet)
+    export_int8(tmp_path)
+    config = read_config(tmp_path)
+    assert config["onnx_int8"]["graph"] == FUSED_GRAPH and swaps_weights(config)
+    onnx_backend, torch_backend = OnnxBackend(tmp_path), TorchBackend(model)
+    assert onnx_backend.can_swap_weights
+
+    rng = np.random.default_rng(0)
+    symbols = rng.integers(0, len(alphabet), 5)
+    _, h, c = onnx_backend.initial()
+    h, c = np.repeat(h[:, None], 5, 1) + 0.1, np.repeat(c[:, None], 5, 1)
+    before = onnx_backend.step(symbols, h, c)[0]
+    adapted = {k: v + 0.3 * torch.randn_like(v) for k, v in model.state_dict().items()}
+    install = onnx_backend.prepare_weights(adapted)
+    assert np.array_equal(onnx_backend.step(symbols, h, c)[0], before)  # nothing changes until the install
+    install()
+    torch_backend.load_weights(adapted)
+    want_logp, want_h, want_c = torch_backend.step(symbols, h, c)
+    got_logp, got_h, got_c = onnx_backend.step(symbols, h, c)
+    assert np.abs(got_logp - want_logp).max() < 0.1 < np.abs(before - want_logp).max()
+    assert np.abs(got_h - want_h).max() < 0.1 and np.abs(got_c - want_c).max() < 0.1
+    root, h0, _ = onnx_backend.initial()
+    want_root, want_h0, _ = torch_backend.initial()
+    assert np.allclose(h0, want_h0) and np.allclose(root, want_root, atol=1e-5)
+
+
+def test_exports_that_cannot_swap_weights_say_so(model_copy):
+    from dasher_rnn.lm.state_adapter import AdapterSpec
+    from dasher_rnn.predictor.backends import OnnxBackend
+
+    fp32 = OnnxBackend(model_copy, int8=False)
+    assert not fp32.can_swap_weights
+    with pytest.raises(NotImplementedError, match="fused LSTM int8"):
+        fp32.prepare_weights({})
+    from dasher_rnn.lm.onnx_export import export_int8
+
+    export_int8(model_copy)
+    with pytest.raises(NotImplementedError, match="state adapter"):
+        OnnxBackend(model_copy).prepare_weights({}, AdapterSpec("lhuc"))

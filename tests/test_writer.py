@@ -265,3 +265,33 @@ def test_two_programs_never_save_over_each_other(tiny_model_dir, tmp_path, capsy
     # the operating system freed the lock with the killed holder: the profile opens again
     writer = build_writer(WriterConfig(model="ppm", profile="shared", profiles_dir=tmp_path))
     writer.close()
+
+
+def test_an_adapting_writer_serves_from_the_int8_step_and_learns_as_the_torch_one_does(tiny_model_dir, tmp_path):
+    """With the fused int8 export in the folder, the adapting RNN is served by onnxruntime; the weights it learns
+    reach it, and it predicts what the torch-served Writer predicts after the same text, to int8 rounding."""
+    import shutil
+
+    from dasher_rnn.lm.onnx_export import export_int8
+
+    folder = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    text = "I would like a cup of tea with milk please, and then some water. " * 2
+    served = {}
+    for backend in ("torch", "auto"):
+        if backend == "auto":
+            export_int8(folder)
+        writer = build_writer(WriterConfig(model="rnn", model_dir=folder, backend=backend, read_only=True))
+        try:
+            base = writer.request([writer.root(text[:30])]).result(10)[0].log_probs
+            writer.commit(text)
+            writer.flush()
+            logp = writer.request([writer.root(text[:30])]).result(10)[0].log_probs  # queued after the swap
+            status = writer.status()
+            assert status.updates >= 6 and status.weights_version >= 1
+            assert np.abs(logp - base).max() > 0.1  # it learned
+            served[status.backend] = logp
+        finally:
+            writer.close(save=False)
+    assert set(served) == {"torch-cpu", "onnxruntime-cpu-int8"}
+    torch_lp, int8_lp = served.values()
+    assert np.abs(torch_lp - int8_lp).max() < 0.05

@@ -35,7 +35,7 @@ class WriterConfig:
     adaptation: AdaptConfig = field(default_factory=AdaptConfig)  # how the RNN learns
     ppm_train: tuple[str, ...] = ()  # text PPM starts from (files or folders)
     alphabet: str | None = None  # ppm and uniform (the RNN predicts its own)
-    backend: str = "auto"  # auto | onnx | torch | cuda (an adapting RNN needs torch or cuda)
+    backend: str = "auto"  # auto | onnx | torch | cuda (an adapting RNN: onnx only with the fused int8 export)
     threads: int | None = None
     budget: int = 3000  # cached context states
     zero_state: bool = False  # RNN messages start from the zero state, not the learned one (research)
@@ -102,7 +102,7 @@ def _build(config: WriterConfig, store, lock, trained_ppm) -> Writer:
         if config.alphabet and config.alphabet != alphabet.name:
             service.close()
             raise ValueError(f"the RNN model predicts alphabet {alphabet.name!r}, not {config.alphabet!r}")
-        parts.append(f"RNN {about}"
+        parts.append(f"RNN {about} on {service.backend.name}"
                      + (f", {_describe_adaptation(config.adaptation)}" if session is not None else ", static")
                      + (", zero initial state" if config.zero_state else ""))
     if config.model in ("ppm", "hybrid"):
@@ -139,22 +139,30 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
     from dasher_rnn.adapt.session import WritingSession
     from dasher_rnn.lm.model_io import ONNX_FILE, open_model, read_checked_config
     from dasher_rnn.paths import DEFAULT_MODEL_DIR
-    from dasher_rnn.predictor.backends import OnnxBackend, cuda_available, make_backend
+    from dasher_rnn.predictor.backends import OnnxBackend, cuda_available, make_backend, swaps_weights
     from dasher_rnn.predictor.service import PredictorService
 
     model_dir = Path(config.model_dir or DEFAULT_MODEL_DIR)
     backend = config.backend
-    if _stateful(config):
-        # adapted weights are swapped into the predictor, which only the torch backends can do
-        backend = "cuda" if backend == "cuda" or (backend == "auto" and cuda_available()) else "torch"
+    folder = open_model(model_dir) if _stateful(config) else None  # the writing session adapts the torch network
+    if folder is not None:
+        # adapted weights are swapped into the predictor: the torch backends can, and onnxruntime can when the
+        # folder's int8 export is the fused LSTM step and no state adapter is adapting
+        if backend == "cuda" or (backend == "auto" and cuda_available()):
+            backend = "cuda"
+        elif backend in ("auto", "onnx") and swaps_weights(folder.config) and not config.zero_state \
+                and config.adaptation.adapter_spec is None:
+            backend = "onnx"
+        else:
+            backend = "torch"
     elif backend == "auto":
         backend = "cuda" if cuda_available() else "onnx" if (model_dir / ONNX_FILE).is_file() and not config.zero_state \
             else "torch"
     if backend == "onnx":  # onnxruntime reads what it needs itself: no torch load
-        model_config, alphabet = read_checked_config(model_dir)
-        folder, source = None, OnnxBackend(model_dir, config.threads, config=model_config)
+        model_config, alphabet = (folder.config, folder.alphabet) if folder else read_checked_config(model_dir)
+        source = OnnxBackend(model_dir, config.threads, config=model_config)
     else:
-        folder = open_model(model_dir)
+        folder = folder or open_model(model_dir)
         model_config, alphabet = folder.config, folder.alphabet
         source = make_backend(folder, backend, config.threads, config.zero_state)
     service = PredictorService(source, alphabet, budget=config.budget, floor=config.floor)

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from dasher_rnn.files import atomic_write
+from dasher_rnn.lm.fused_step import FUSED_GRAPH, fused_initializers, fused_lstm_graph
 from dasher_rnn.lm.model_io import ONNX_FILE, load_model, read_config, write_config
 from dasher_rnn.lm.rnn import CharRNN
 
@@ -115,10 +116,12 @@ def onnx_message_log_probs(session, root_logp: np.ndarray, h0: np.ndarray, c0: n
 
 def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = None,
                 max_bits_lost: float = INT8_MAX_BITS_LOST) -> dict:
-    """Write ``model.int8.onnx`` (``model.onnx`` dynamically quantised to int8 with onnxruntime.quantization),
-    verified against torch: the max abs log-prob difference over random steps, and on ``check_files`` (phrase files)
-    the bits/char of the fp32 and int8 exports, with and without Dasher's floor. Raises (writing nothing) when the
-    int8 export loses more than ``max_bits_lost`` bits/char there; records the figures in config.json."""
+    """Write ``model.int8.onnx``, verified against torch. A plain LSTM gets the fused step of ``lm/fused_step.py``
+    (whose weights an adapting backend replaces after each update); other cells get ``model.onnx`` dynamically
+    quantised to int8 with onnxruntime.quantization. The check: the max abs log-prob difference over random
+    steps, and on ``check_files`` (phrase files) the bits/char of the fp32 and int8 exports, with and without
+    Dasher's floor. Raises (writing nothing) when the int8 export loses more than ``max_bits_lost`` bits/char
+    there; records the figures in config.json."""
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -131,7 +134,15 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
         export_onnx(model_dir)
     model, alphabet, config = load_model(model_dir)
     tmp = model_dir / (INT8_ONNX_FILE + ".tmp")
-    quantize_dynamic(str(model_dir / ONNX_FILE), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+    arch = model.config
+    if arch.cell == "lstm" and model.adapter is None:  # the graph whose weights an adapting backend can replace
+        weights = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+        atomic_write(tmp, fused_lstm_graph(fused_initializers(weights, arch.layers), arch.layers, arch.hidden_size,
+                                           arch.vocab_size))
+        graph = FUSED_GRAPH
+    else:
+        quantize_dynamic(str(model_dir / ONNX_FILE), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+        graph = "onnxruntime.quantization.quantize_dynamic"
     try:
         sessions = {name: ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
                     for name, path in (("fp32", model_dir / ONNX_FILE), ("int8", tmp))}
@@ -148,7 +159,8 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
                 worst = max(worst, float(np.abs(logp.numpy() - logp_q).max()))
             h0, c0 = (t[:, 0].numpy() for t in model.initial_state(1))
             root = model.state_log_probs(model.initial_state(1))[0].numpy()
-        report: dict = {"file": INT8_ONNX_FILE, "weight_type": "QInt8, per channel", "max_abs_log_prob_diff_vs_torch": worst}
+        report: dict = {"file": INT8_ONNX_FILE, "graph": graph, "weight_type": "QInt8, per channel",
+                        "max_abs_log_prob_diff_vs_torch": worst}
         if check_files:
             messages = _message_symbols(check_files, alphabet)
             chars = sum(len(m) for m in messages)

@@ -5,16 +5,21 @@ All speak numpy so the context tree can keep its states in one preallocated host
 - ``step(symbols (B,), h (L, B, H), c (L, B, C))`` -> (log_probs (B, V), h, c): one batched step;
 - ``run(symbols (T,), h (L, H), c (L, C))`` -> (log_probs (V,), h, c): a whole context, for roots.
 C (``cell_size``) is H for the LSTM cells and H (1 + window) for the attention cells.
+Backends with ``can_swap_weights`` take adapted weights in two halves: ``prepare_weights`` does the work on the
+caller's thread and returns the install, which the predictor's worker runs between batches.
 The onnxruntime backend never imports torch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from dasher_rnn.lm.fused_step import FUSED_GRAPH, fused_initializers
 from dasher_rnn.lm.model_io import (
     INT8_ONNX_FILE,
     ONNX_FILE,
@@ -104,6 +109,12 @@ class TorchBackend:
         plain = self.model.config.cell == "lstm" and self.model.adapter is None
         self._fused = FusedLSTMStep(self.model) if plain else None
 
+    can_swap_weights = True
+
+    def prepare_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Callable[[], None]:
+        """The torch model is the one serving: everything happens in the install."""
+        return partial(self.load_weights, state_dict, adapter)
+
     def load_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> None:
         """Swap in new weights (online adaptation), with the state adapter (``AdapterSpec``) whose parameters
         they include, if any; callers serialise this with ``step``."""
@@ -155,12 +166,12 @@ class OnnxBackend:
     read with safetensors.numpy, the root distribution from the head there (LSTM cells) or, where
     the head reads more than h (attention cells), from the one the export recorded. No torch anywhere.
     The int8 export (``model.int8.onnx``, verified when written) is used when the folder has it, unless ``int8``
-    is False."""
+    is False. When that export is the fused LSTM step (``lm/fused_step.py``) the backend can swap weights: a new
+    session over the same graph bytes with the adapted weights as its initializers."""
 
     def __init__(self, model_dir: str | Path, threads: int | None = None, int8: bool | None = None,
                  config: dict | None = None):
         """``config``: the folder's config.json when the caller has already read and checked it."""
-        import onnxruntime as ort
         from safetensors.numpy import load_file
 
         model_dir = Path(model_dir)
@@ -170,6 +181,8 @@ class OnnxBackend:
         use_int8 = (INT8_ONNX_FILE in config.get("files", {})) if int8 is None else int8
         onnx_file = INT8_ONNX_FILE if use_int8 else ONNX_FILE
         verify_hash(model_dir, config, onnx_file)
+        self._graph = (model_dir / onnx_file).read_bytes()
+        self.can_swap_weights = use_int8 and swaps_weights(config)
         try:
             weights = load_file(str(model_dir / WEIGHTS_FILE))
         except Exception as exc:  # safetensors raises several types for broken files
@@ -186,10 +199,44 @@ class OnnxBackend:
         else:
             head_w, head_b = weights["head.weight"].astype(np.float32), weights["head.bias"].astype(np.float32)
             self._root_logp = log_softmax(self._h0[-1] @ head_w.T + head_b).astype(np.float32)
+        self._threads = threads
+        self._values: dict = {}  # the OrtValues of swapped-in weights live as long as the session reading them
+        self.session = self._session(self._values)
+
+    def _session(self, values: dict):
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(model_dir / onnx_file), options, providers=["CPUExecutionProvider"])
+        if self._threads:
+            options.intra_op_num_threads = self._threads
+        for name, value in values.items():
+            options.add_initializer(name, value)
+        return ort.InferenceSession(self._graph, options, providers=["CPUExecutionProvider"])
+
+    def prepare_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Callable[[], None]:
+        """A session with ``state_dict``'s weights (CharRNN's names; numpy arrays or CPU tensors), built on the
+        caller's thread; the returned install swaps it in."""
+        import onnxruntime as ort
+
+        if not self.can_swap_weights:
+            raise NotImplementedError(f"{self.name}: only the fused LSTM int8 export can swap weights; "
+                                      "export it again (dasher-rnn export-onnx --int8) or use a torch backend")
+        if adapter is not None:
+            raise NotImplementedError("a state adapter is served by the torch backends")
+        weights = {k: np.asarray(v, dtype=np.float32) for k, v in state_dict.items()}
+        values = {k: ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v))
+                  for k, v in fused_initializers(weights, self.layers).items()}
+        session = self._session(values)
+        h0, c0 = weights["h0"].copy(), weights["c0"].copy()
+        root = log_softmax(h0[-1] @ weights["head.weight"].T + weights["head.bias"]).astype(np.float32)
+
+        def install() -> None:
+            self.session, self._values, self._h0, self._c0, self._root_logp = session, values, h0, c0, root
+
+        return install
+
+    def load_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> None:
+        self.prepare_weights(state_dict, adapter)()
 
     def initial(self):
         return self._root_logp.copy(), self._h0.copy(), self._c0.copy()
@@ -210,6 +257,12 @@ class OnnxBackend:
 
 
 BACKENDS = ("auto", "torch", "cuda", "onnx")
+
+
+def swaps_weights(config: dict) -> bool:
+    """Whether a model folder's int8 export (its config.json) is the fused LSTM step, whose weights onnxruntime can
+    swap after each adaptation update."""
+    return INT8_ONNX_FILE in config.get("files", {}) and config.get("onnx_int8", {}).get("graph") == FUSED_GRAPH
 
 
 def make_backend(model: str | Path | ModelFolder, kind: str = "auto", threads: int | None = None,

@@ -143,11 +143,12 @@ class PredictorService:
     def set_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Future:
         """Use new weights for every expansion from now on; distributions already handed out keep theirs.
         ``adapter``: the ``AdapterSpec`` of the state adapter whose parameters ``state_dict`` includes."""
-        if not hasattr(self.backend, "load_weights"):
+        if not getattr(self.backend, "can_swap_weights", False):
             raise NotImplementedError(f"the {self.backend.name} backend cannot swap weights; use a torch backend")
+        install = self.backend.prepare_weights(state_dict, adapter)  # on the caller's thread: the worker serves on
 
         def swap():
-            self.backend.load_weights(state_dict, adapter)
+            install()
             self.tree.new_weights()
             self.weights_version += 1
             return self.weights_version
