@@ -202,6 +202,8 @@ class OnnxBackend:
         self._threads = threads
         self._values: dict = {}  # the OrtValues of swapped-in weights live as long as the session reading them
         self.session = self._session(self._values)
+        if not self.can_swap_weights:
+            self._graph = b""  # only a swap builds another session from it
 
     def _session(self, values: dict):
         import onnxruntime as ort
