@@ -4,8 +4,8 @@ swaps happen during the measurement. Prints JSON, one entry per backend.
 
     python bench/adapting_latency.py [--model-dir DIR] [--backends torch auto] [--repeats 400] [--threads 2]
 
-``auto`` is what the app picks: onnxruntime on the fused int8 step when the model folder has it
-(``dasher-rnn export-onnx --int8``), else torch. The committing thread writes 20 characters (one update) every
+``auto`` is what the app picks: CUDA when there is a GPU, else onnxruntime on the fused int8 step when the
+model folder has it (``dasher-rnn export-onnx --int8``), else torch. The committing thread writes 20 characters (one update) every
 ``--commit-every`` seconds, faster than anyone writes with Dasher, so most measured requests share the machine
 with an update or a swap. Each request's 64 contexts are new children of a few parents, as when boxes open.
 """
@@ -42,6 +42,7 @@ def measure(model_dir: str, backend: str, repeats: int, nodes: int, threads: int
     rng = np.random.default_rng(0)
     alphabet = writer.alphabet
     times = []
+    # an RNN Writer's commit only enqueues for the writing session, so a second thread may call it (not so the hybrid)
     committer = threading.Thread(target=write, daemon=True)
     try:
         parents = [writer.root(TEXT[:k]) for k in (5, 18, 33, 47)]
@@ -63,6 +64,7 @@ def measure(model_dir: str, backend: str, repeats: int, nodes: int, threads: int
         stop.set()
         committer.join()
         writer.flush()
+        writer.request(parents).result()  # queued behind the last swap
         status = writer.status()
     finally:
         stop.set()

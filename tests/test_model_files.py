@@ -192,6 +192,17 @@ def test_the_fused_int8_step_takes_adapted_weights_without_exporting_again(tmp_p
     root, h0, _ = onnx_backend.initial()
     want_root, want_h0, _ = torch_backend.initial()
     assert np.allclose(h0, want_h0) and np.allclose(root, want_root, atol=1e-5)
+    # every weight was replaced: exactly what a graph built from the adapted weights computes
+    import onnxruntime as ort
+
+    from dasher_rnn.lm.fused_step import fused_initializers, fused_lstm_graph
+
+    numpy_weights = {k: v.numpy() for k, v in adapted.items()}
+    fresh = ort.InferenceSession(fused_lstm_graph(fused_initializers(numpy_weights, layers), layers, 32,
+                                                  len(alphabet)), providers=["CPUExecutionProvider"])
+    want = fresh.run(None, {"symbols": symbols.astype(np.int64), "h": h.astype(np.float32), "c": c})
+    for got, expected in zip((got_logp, got_h, got_c), want, strict=True):
+        assert np.array_equal(got, expected)
 
 
 def test_exports_that_cannot_swap_weights_say_so(model_copy):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.adapt.profiles import ProfileStore
@@ -277,8 +278,8 @@ def test_an_adapting_writer_serves_from_the_int8_step_and_learns_as_the_torch_on
     folder = shutil.copytree(tiny_model_dir, tmp_path / "model")
     text = "I would like a cup of tea with milk please, and then some water. " * 2
     served = {}
-    for backend in ("torch", "auto"):
-        if backend == "auto":
+    for backend in ("torch", "onnx"):
+        if backend == "onnx":
             export_int8(folder)
         writer = build_writer(WriterConfig(model="rnn", model_dir=folder, backend=backend, read_only=True))
         try:
@@ -295,3 +296,32 @@ def test_an_adapting_writer_serves_from_the_int8_step_and_learns_as_the_torch_on
     assert set(served) == {"torch-cpu", "onnxruntime-cpu-int8"}
     torch_lp, int8_lp = served.values()
     assert np.abs(torch_lp - int8_lp).max() < 0.05
+
+
+def test_the_adapting_rnn_is_served_by_onnxruntime_only_where_it_can_take_the_weights(tiny_model_dir, tmp_path):
+    import shutil
+
+    from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+    from dasher_rnn.lm.model_io import load_model, save_model
+    from dasher_rnn.lm.onnx_export import export_int8
+
+    folder = shutil.copytree(tiny_model_dir, tmp_path / "model")
+
+    def served(**config) -> str:
+        writer = build_writer(WriterConfig(model="rnn", model_dir=folder, read_only=True, **config))
+        try:
+            return writer.status().backend
+        finally:
+            writer.close(save=False)
+
+    assert served(backend="onnx") == "torch-cpu"  # the folder has no fused int8 export
+    export_int8(folder)
+    assert served(backend="onnx") == "onnxruntime-cpu-int8"
+    assert served(backend="onnx", zero_state=True) == "torch-cpu"
+    assert served(backend="onnx", adaptation=AdaptConfig(method="lhuc")) == "torch-cpu"
+    assert served(backend="torch") == "torch-cpu"
+    model, alphabet, _ = load_model(folder)
+    with torch.no_grad():
+        model.head.bias += 1.0
+    save_model(folder, model, alphabet)  # new weights: the int8 export no longer matches them
+    assert served(backend="onnx") == "torch-cpu"

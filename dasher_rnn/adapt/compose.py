@@ -158,8 +158,8 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
     elif backend == "auto":
         backend = "cuda" if cuda_available() else "onnx" if (model_dir / ONNX_FILE).is_file() and not config.zero_state \
             else "torch"
-    if backend == "onnx":  # onnxruntime reads what it needs itself: no torch load
-        model_config, alphabet = (folder.config, folder.alphabet) if folder else read_checked_config(model_dir)
+    if backend == "onnx" and folder is None:  # a static RNN on onnxruntime reads what it needs itself: no torch load
+        model_config, alphabet = read_checked_config(model_dir)
         source = OnnxBackend(model_dir, config.threads, config=model_config)
     else:
         folder = folder or open_model(model_dir)

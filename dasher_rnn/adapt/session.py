@@ -46,11 +46,11 @@ class WritingSession:
         self._stale = False  # the predictor has not been handed the latest weights yet (the worker's flag)
         if saved is not None:
             self._restore(saved)
+        if self.characters_adapted:  # the profile's weights, before anything can be asked of the worker
+            self._publish()
         self._queue: queue.Queue = queue.Queue()
         self._worker = threading.Thread(target=self._run, name="adaptation", daemon=True)
         self._worker.start()
-        if self.characters_adapted:
-            self._publish()
 
     # -- from the UI thread ----------------------------------------------------------
     def commit(self, text: str) -> None:

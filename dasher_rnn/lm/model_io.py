@@ -33,7 +33,7 @@ MODEL_FORMAT = 1
 WEIGHTS_FILE = "weights.safetensors"
 MSG_FILE = "msg.safetensors"
 ONNX_FILE = "model.onnx"
-INT8_ONNX_FILE = "model.int8.onnx"  # optional: the export dynamically quantised to int8, used by onnxruntime when present
+INT8_ONNX_FILE = "model.int8.onnx"  # optional: the int8 export (lm/onnx_export.py::export_int8), used by onnxruntime when present
 CONFIG_FILE = "config.json"
 
 
@@ -114,13 +114,21 @@ def write_config(model_dir: Path, config: dict) -> None:
     atomic_write(model_dir / CONFIG_FILE, (json.dumps(config, indent=2) + "\n").encode())
 
 
-def verify_hash(model_dir: Path, config: dict, name: str) -> None:
+def verify_hash(model_dir: Path, config: dict, name: str, data: bytes | None = None) -> None:
+    """Check a file (or ``data``, its bytes already read) against the SHA-256 config.json records."""
     expected = config.get("files", {}).get(name)
     if expected is None:
         raise ModelFileError(f"{model_dir / CONFIG_FILE}: no hash recorded for {name}")
-    actual = sha256_file(model_dir / name)
+    actual = sha256_file(model_dir / name) if data is None else hashlib.sha256(data).hexdigest()
     if actual != expected:
         raise ModelFileError(f"{model_dir / name}: SHA-256 {actual[:12]}... does not match config ({expected[:12]}...)")
+
+
+def read_verified(model_dir: Path, config: dict, name: str) -> bytes:
+    """A file's bytes, read once and checked against config.json."""
+    data = (model_dir / name).read_bytes()
+    verify_hash(model_dir, config, name, data)
+    return data
 
 
 def save_model(model_dir: str | Path, model: CharRNN, alphabet: Alphabet, info: dict | None = None,

@@ -126,7 +126,7 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     from dasher_rnn.evaluate import symbol_bits
-    from dasher_rnn.lm.model_io import INT8_ONNX_FILE
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE, WEIGHTS_FILE
     from dasher_rnn.lm.protocol import DASHER_FLOOR
 
     model_dir = Path(model_dir)
@@ -159,8 +159,8 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
                 worst = max(worst, float(np.abs(logp.numpy() - logp_q).max()))
             h0, c0 = (t[:, 0].numpy() for t in model.initial_state(1))
             root = model.state_log_probs(model.initial_state(1))[0].numpy()
-        report: dict = {"file": INT8_ONNX_FILE, "graph": graph, "weight_type": "QInt8, per channel",
-                        "max_abs_log_prob_diff_vs_torch": worst}
+        report: dict = {"file": INT8_ONNX_FILE, "graph": graph, "weights_sha256": config["files"][WEIGHTS_FILE],
+                        "weight_type": "QInt8, per channel", "max_abs_log_prob_diff_vs_torch": worst}
         if check_files:
             messages = _message_symbols(check_files, alphabet)
             chars = sum(len(m) for m in messages)

@@ -12,7 +12,7 @@ The onnxruntime backend never imports torch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -28,6 +28,7 @@ from dasher_rnn.lm.model_io import (
     ModelFolder,
     open_model,
     read_checked_config,
+    read_verified,
     verify_hash,
 )
 
@@ -170,23 +171,25 @@ class OnnxBackend:
     session over the same graph bytes with the adapted weights as its initializers."""
 
     def __init__(self, model_dir: str | Path, threads: int | None = None, int8: bool | None = None,
-                 config: dict | None = None):
-        """``config``: the folder's config.json when the caller has already read and checked it."""
+                 config: dict | None = None, weights: Mapping[str, np.ndarray] | None = None):
+        """``config``: the folder's config.json when the caller has already read and checked it; ``weights``: its
+        weights, when the caller has already read and checked those too (``ModelFolder.weights``)."""
         from safetensors.numpy import load_file
 
         model_dir = Path(model_dir)
         if config is None:
             config, _ = read_checked_config(model_dir)
-        verify_hash(model_dir, config, WEIGHTS_FILE)
         use_int8 = (INT8_ONNX_FILE in config.get("files", {})) if int8 is None else int8
         onnx_file = INT8_ONNX_FILE if use_int8 else ONNX_FILE
-        verify_hash(model_dir, config, onnx_file)
-        self._graph = (model_dir / onnx_file).read_bytes()
+        graph = read_verified(model_dir, config, onnx_file)
         self.can_swap_weights = use_int8 and swaps_weights(config)
-        try:
-            weights = load_file(str(model_dir / WEIGHTS_FILE))
-        except Exception as exc:  # safetensors raises several types for broken files
-            raise ModelFileError(f"{model_dir / WEIGHTS_FILE}: not a readable safetensors file ({exc})") from None
+        self._graph = graph if self.can_swap_weights else b""  # a swap builds another session from it
+        if weights is None:
+            verify_hash(model_dir, config, WEIGHTS_FILE)
+            try:
+                weights = load_file(str(model_dir / WEIGHTS_FILE))
+            except Exception as exc:  # safetensors raises several types for broken files
+                raise ModelFileError(f"{model_dir / WEIGHTS_FILE}: not a readable safetensors file ({exc})") from None
         arch = config["architecture"]
         self.name = "onnxruntime-cpu-int8" if use_int8 else "onnxruntime-cpu"
         self.layers, self.hidden, self.vocab = arch["layers"], arch["hidden_size"], arch["vocab_size"]
@@ -197,27 +200,27 @@ class OnnxBackend:
         if recorded is not None:
             self._root_logp = np.array(recorded, np.float32)
         else:
-            head_w, head_b = weights["head.weight"].astype(np.float32), weights["head.bias"].astype(np.float32)
-            self._root_logp = log_softmax(self._h0[-1] @ head_w.T + head_b).astype(np.float32)
+            self._root_logp = _head_log_probs(self._h0, weights)
         self._threads = threads
-        self._values: dict = {}  # the OrtValues of swapped-in weights live as long as the session reading them
-        self.session = self._session(self._values)
-        if not self.can_swap_weights:
-            self._graph = b""  # only a swap builds another session from it
+        self.session = self._session(graph)
 
-    def _session(self, values: dict):
+    def _session(self, graph: bytes, values: dict | None = None):
+        """An onnxruntime session over ``graph``, its initializers replaced by ``values`` (OrtValues, which
+        onnxruntime reads in place: they are kept on the session, so they live exactly as long as it does)."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         if self._threads:
             options.intra_op_num_threads = self._threads
-        for name, value in values.items():
+        for name, value in (values or {}).items():
             options.add_initializer(name, value)
-        return ort.InferenceSession(self._graph, options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        session.dasher_initializers = values
+        return session
 
     def prepare_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Callable[[], None]:
-        """A session with ``state_dict``'s weights (CharRNN's names; numpy arrays or CPU tensors), built on the
-        caller's thread; the returned install swaps it in."""
+        """A session with ``state_dict``'s weights (CharRNN's names; numpy arrays or CPU tensors, copied), built on
+        the caller's thread (about 20 ms at 1x768); the returned install swaps it in."""
         import onnxruntime as ort
 
         if not self.can_swap_weights:
@@ -225,20 +228,16 @@ class OnnxBackend:
                                       "export it again (dasher-rnn export-onnx --int8) or use a torch backend")
         if adapter is not None:
             raise NotImplementedError("a state adapter is served by the torch backends")
-        weights = {k: np.asarray(v, dtype=np.float32) for k, v in state_dict.items()}
+        weights = {k: np.asarray(v, dtype=np.float32).copy() for k, v in state_dict.items()}  # the caller may change its own
         values = {k: ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v))
                   for k, v in fused_initializers(weights, self.layers).items()}
-        session = self._session(values)
-        h0, c0 = weights["h0"].copy(), weights["c0"].copy()
-        root = log_softmax(h0[-1] @ weights["head.weight"].T + weights["head.bias"]).astype(np.float32)
+        session = self._session(self._graph, values)
+        h0, c0, root = weights["h0"], weights["c0"], _head_log_probs(weights["h0"], weights)
 
         def install() -> None:
-            self.session, self._values, self._h0, self._c0, self._root_logp = session, values, h0, c0, root
+            self.session, self._h0, self._c0, self._root_logp = session, h0, c0, root
 
         return install
-
-    def load_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> None:
-        self.prepare_weights(state_dict, adapter)()
 
     def initial(self):
         return self._root_logp.copy(), self._h0.copy(), self._c0.copy()
@@ -258,13 +257,21 @@ class OnnxBackend:
         return logp[0], h[:, 0], c[:, 0]
 
 
+def _head_log_probs(h0: np.ndarray, weights: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The root distribution of an LSTM: the head on the top layer of the initial state."""
+    head_w, head_b = np.asarray(weights["head.weight"], np.float32), np.asarray(weights["head.bias"], np.float32)
+    return log_softmax(h0[-1] @ head_w.T + head_b).astype(np.float32)
+
+
 BACKENDS = ("auto", "torch", "cuda", "onnx")
 
 
 def swaps_weights(config: dict) -> bool:
-    """Whether a model folder's int8 export (its config.json) is the fused LSTM step, whose weights onnxruntime can
-    swap after each adaptation update."""
-    return INT8_ONNX_FILE in config.get("files", {}) and config.get("onnx_int8", {}).get("graph") == FUSED_GRAPH
+    """Whether a model folder's int8 export (its config.json) is the fused LSTM step of these very weights, whose
+    weights onnxruntime can then swap after each adaptation update."""
+    files, int8 = config.get("files", {}), config.get("onnx_int8", {})
+    return (INT8_ONNX_FILE in files and int8.get("graph") == FUSED_GRAPH
+            and int8.get("weights_sha256") == files.get(WEIGHTS_FILE))
 
 
 def make_backend(model: str | Path | ModelFolder, kind: str = "auto", threads: int | None = None,
@@ -279,7 +286,9 @@ def make_backend(model: str | Path | ModelFolder, kind: str = "auto", threads: i
     if kind == "onnx":
         if zero_state:
             raise ValueError("the onnx backend serves the learned initial state only; use the torch backend")
-        return OnnxBackend(path, threads, config=folder.config if folder is not None else None)
+        if folder is None:
+            return OnnxBackend(path, threads)
+        return OnnxBackend(path, threads, config=folder.config, weights={k: v.numpy() for k, v in folder.weights.items()})
     if kind in ("torch", "cuda"):
         net = (folder or open_model(path)).network()
         return TorchBackend(net, device="cuda" if kind == "cuda" else "cpu", threads=threads, zero_state=zero_state)

@@ -142,7 +142,11 @@ class PredictorService:
 
     def set_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Future:
         """Use new weights for every expansion from now on; distributions already handed out keep theirs.
-        ``adapter``: the ``AdapterSpec`` of the state adapter whose parameters ``state_dict`` includes."""
+        ``adapter``: the ``AdapterSpec`` of the state adapter whose parameters ``state_dict`` includes. The backend
+        prepares them on the calling thread (the onnxruntime backend builds its new session here) and may read
+        ``state_dict`` later on the worker (torch), so the caller hands over a copy it no longer changes; call it
+        from one thread, so that the swaps happen in the order of the calls."""
+        self._check_open()
         if not getattr(self.backend, "can_swap_weights", False):
             raise NotImplementedError(f"the {self.backend.name} backend cannot swap weights; use a torch backend")
         install = self.backend.prepare_weights(state_dict, adapter)  # on the caller's thread: the worker serves on
