@@ -222,7 +222,8 @@ def _add_export_onnx(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model_dir", help="model folder (e.g. a `train` run's OUT/model); model.onnx is written into it "
                    "and its config.json records the export")
     p.add_argument("--int8", action="store_true",
-                   help="also write model.int8.onnx, dynamically quantised to int8 (onnxruntime uses it when present)")
+                   help="also write model.int8.onnx, int8 weights (onnxruntime serves it when present, adapting too "
+                        "for a plain LSTM)")
     p.add_argument("--check", nargs="*", default=None, metavar="FILE",
                    help="--int8: phrase files on which it may lose at most 0.005 bits/char "
                         "(default: ../shared/corpora/eval/*.txt when present)")

@@ -6,7 +6,8 @@ A model directory holds
 - ``weights.safetensors``: the network including the learned initial state (``h0``, ``c0``);
 - ``msg.safetensors``: mean squared gradients over training batches (for RMS dynamic evaluation);
 - ``model.onnx``: the batched one-step function for onnxruntime;
-- ``model.int8.onnx`` (optional): the same, dynamically quantised to int8 and verified against torch.
+- ``model.int8.onnx`` (optional): the step with int8 weights, verified against torch (for a plain LSTM the fused
+  step of ``lm/fused_step.py``, whose weights an adapting backend replaces).
 Loading checks everything and raises ``ModelFileError`` naming the file and the mismatch.
 """
 
