@@ -134,7 +134,8 @@ def read_verified(model_dir: Path, config: dict, name: str) -> bytes:
 
 def save_model(model_dir: str | Path, model: CharRNN, alphabet: Alphabet, info: dict | None = None,
                half: bool = False) -> None:
-    """Save weights (fp16 when ``half``) and config.json; keeps other files already in the folder."""
+    """Save weights (fp16 when ``half``) and config.json. Other files already in the folder are kept, except the
+    ONNX exports: made from other weights, they are removed (``export-onnx`` writes them again)."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     tensors = {k: (v.half() if half else v.float()) for k, v in model.state_dict().items()}
@@ -145,6 +146,9 @@ def save_model(model_dir: str | Path, model: CharRNN, alphabet: Alphabet, info: 
             old = read_config(model_dir)
         except ModelFileError:
             old = {}
+    for name in (ONNX_FILE, INT8_ONNX_FILE):
+        (model_dir / name).unlink(missing_ok=True)
+    old = {k: v for k, v in old.items() if k not in ("onnx", "onnx_int8")}
     config = {
         **old,
         **(info or {}),
