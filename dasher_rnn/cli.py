@@ -132,7 +132,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     try:
         return _train(args, device)
     finally:
-        if distributed:
+        if torch.distributed.is_initialized():  # on an error; after training, _train has left the group
             torch.distributed.destroy_process_group()
 
 
@@ -210,6 +210,11 @@ def _train(args: argparse.Namespace, device) -> int:
         trainer.run(progress=not args.no_progress)
     except KeyboardInterrupt:
         return 130
+    if torch.distributed.is_initialized():
+        # every process leaves the group together once the last checkpoint is written: rank 0 then finishes the
+        # model alone, with no connection open to a peer that has exited
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
     if trainer.is_main:
         finish_model(trainer, args.model_out or out / "model")
     return 0

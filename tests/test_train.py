@@ -184,12 +184,15 @@ def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_b
     with socket.socket() as s:  # a free port for the rendezvous, rather than torchrun's --standalone guess
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    logs = tmp_path / "ranks"  # each process's own output, shown if the run fails
     done = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
-         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "-m", "dasher_rnn",
+         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--log-dir", str(logs),
+         "--redirects", "3", "--tee", "3", "-m", "dasher_rnn",
          "train", "--out", str(tmp_path / "ddp"), "--batch-size", "4", *common],
         env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, "\n".join(
+        [done.stderr[-2000:]] + [f"--- {f.relative_to(logs)}:\n{f.read_text()[-1500:]}" for f in sorted(logs.rglob("*.log"))])
     assert main(["train", "--out", str(tmp_path / "one"), "--batch-size", "8", *common]) == 0
 
     ddp = json.loads((tmp_path / "ddp" / CHECKPOINT_META).read_text())
