@@ -126,6 +126,26 @@ def test_quantise_contract():
     assert q[0] > q[1] > q[2] > q[3]
 
 
+def test_quantise_gives_the_remainder_to_the_largest_fractions_ties_to_the_lower_index():
+    rng = np.random.default_rng(3)
+    stack = rng.dirichlet(np.ones(96) * 0.3, size=50)
+    stack[0] = 1 / 96  # every remainder tied
+    stack[1, :10] = stack[1, 10]  # a run of ties inside a row
+    q = quantise(stack, floor=0.05)
+    add = uniform_add(96, 0.05)
+    rest = DASHER_TOTAL - add * 96
+    for row, probs in zip(q, stack / stack.sum(axis=1, keepdims=True), strict=True):
+        scaled = probs * rest
+        base = np.floor(scaled).astype(int)
+        short = rest - base.sum()
+        # largest remainder first, ties in index order: the symbols that get one more unit
+        winners = sorted(range(96), key=lambda i: (-(scaled[i] - base[i]), i))[:short]
+        expected = base + add
+        expected[winners] += 1
+        assert (row == expected).all() and row.sum() == DASHER_TOTAL
+    assert (q[1:] == np.stack([quantise(p, floor=0.05) for p in stack[1:]])).all()
+
+
 def test_unfloored_probabilities_never_give_an_unseen_symbol_zero():
     """With a long history the escape mass falls below one integer unit per symbol; scoring without
     Dasher's floor must still give every symbol a (tiny) probability, not infinite bits."""

@@ -62,5 +62,8 @@ def quantise(probs: np.ndarray, floor: float = DASHER_FLOOR, total: int = DASHER
     scaled = p * rest
     ints = np.floor(scaled).astype(np.int64)
     short = rest - ints.sum(axis=-1, keepdims=True)  # < n per row
-    rank = np.argsort(np.argsort(ints - scaled, axis=-1, kind="stable"), axis=-1, kind="stable")
-    return ints + (rank < short) + add
+    # one more unit to each of the ``short`` largest remainders, ties to the lower index
+    order = np.argsort(ints - scaled, axis=-1, kind="stable")
+    bonus = np.zeros_like(ints)
+    np.put_along_axis(bonus, order, np.arange(n) < short, axis=-1)
+    return ints + bonus + add
