@@ -1,9 +1,9 @@
 """The LSTM step as a small int8 ONNX graph whose weights can be replaced without exporting again.
 
-This is ``predictor/backends.py::FusedLSTMStep`` for onnxruntime. The embedding is folded into a (V, 4H)
-table of first-layer input gates. The recurrent products (and the input products of upper layers) are
-onnxruntime's ``DynamicQuantizeMatMul``: int8 weights with one scale per output column, activations quantised
-per call. The head stays float32 (it is small). Every weight is an initializer with a fixed name
+This is ``predictor/backends.py::FusedLSTMStep`` for onnxruntime, from the same folding (``fold_lstm``): the
+embedding is folded into a (V, 4H) table of first-layer input gates. The recurrent products (and the input
+products of upper layers) are onnxruntime's ``DynamicQuantizeMatMul``: int8 weights with one scale per output
+column, activations quantised per call. The head stays float32 (it is small). Every weight is an initializer with a fixed name
 (``fused_initializers``), so after an adaptation update a backend builds a new session from the same graph bytes
 with the new values (``onnxruntime.SessionOptions.add_initializer``): milliseconds, no ``onnx`` package, no torch.
 
@@ -14,7 +14,8 @@ export does; serving it needs onnxruntime and numpy only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -32,21 +33,36 @@ def quantise_columns(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q.astype(np.int8), scale.astype(np.float32)
 
 
+def fold_lstm(weights: Mapping[str, Any], layers: int,
+              contiguous: Callable[[Any], Any] = lambda w: w) -> tuple[list[tuple[Any, Any, Any]], tuple[Any, Any]]:
+    """A plain LSTM's state dict (``CharRNN``'s names) as the fused step's matrices, for numpy arrays and torch
+    tensors alike: per layer (input weights, their bias or None, recurrent weights), each (in, 4H), where layer 0's
+    input weights are the (V, 4H) table of input gates with both biases folded in; then the head (H, V) and its
+    bias. ``contiguous`` is applied to each transposed matrix."""
+    folded = []
+    for layer in range(layers):
+        w_ih, w_hh = weights[f"rnn.weight_ih_l{layer}"], weights[f"rnn.weight_hh_l{layer}"]
+        bias = weights[f"rnn.bias_ih_l{layer}"] + weights[f"rnn.bias_hh_l{layer}"]
+        if layer == 0:
+            folded.append((weights["embed.weight"] @ w_ih.T + bias, None, contiguous(w_hh.T)))
+        else:
+            folded.append((contiguous(w_ih.T), bias, contiguous(w_hh.T)))
+    return folded, (contiguous(weights["head.weight"].T), weights["head.bias"])
+
+
 def fused_initializers(weights: Mapping[str, np.ndarray], layers: int) -> dict[str, np.ndarray]:
     """The graph's initializers from a plain LSTM's state dict (``CharRNN``'s names, numpy float arrays)."""
-    f32 = {k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}
+    folded, (head, head_bias) = fold_lstm({k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}, layers)
     out: dict[str, np.ndarray] = {}
-    for layer in range(layers):
-        w_ih, w_hh = f32[f"rnn.weight_ih_l{layer}"], f32[f"rnn.weight_hh_l{layer}"]
-        bias = f32[f"rnn.bias_ih_l{layer}"] + f32[f"rnn.bias_hh_l{layer}"]
+    for layer, (w_in, bias, w_rec) in enumerate(folded):
         if layer == 0:
-            out["in0"] = f32["embed.weight"] @ w_ih.T + bias  # (V, 4H): a row per symbol
+            out["in0"] = w_in  # a row per symbol
         else:
-            out[f"in{layer}"], out[f"in{layer}_scale"] = quantise_columns(w_ih.T)
+            out[f"in{layer}"], out[f"in{layer}_scale"] = quantise_columns(w_in)
             out[f"in{layer}_bias"] = bias
-        out[f"rec{layer}"], out[f"rec{layer}_scale"] = quantise_columns(w_hh.T)
-    out["head"] = np.ascontiguousarray(f32["head.weight"].T)
-    out["head_bias"] = f32["head.bias"]
+        out[f"rec{layer}"], out[f"rec{layer}_scale"] = quantise_columns(w_rec)
+    out["head"] = np.ascontiguousarray(head)
+    out["head_bias"] = head_bias
     return out
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from dasher_rnn.lm.fused_step import FUSED_GRAPH, fused_initializers
+from dasher_rnn.lm.fused_step import FUSED_GRAPH, fold_lstm, fused_initializers
 from dasher_rnn.lm.model_io import (
     INT8_ONNX_FILE,
     ONNX_FILE,
@@ -64,15 +64,10 @@ class FusedLSTMStep:
         import torch
 
         self.torch = torch
-        rnn = model.rnn
         with torch.no_grad():
-            self.layers = []
-            for layer in range(model.config.layers):
-                w_ih, w_hh = getattr(rnn, f"weight_ih_l{layer}"), getattr(rnn, f"weight_hh_l{layer}")
-                bias = getattr(rnn, f"bias_ih_l{layer}") + getattr(rnn, f"bias_hh_l{layer}")
-                w_in = model.embed.weight @ w_ih.T + bias if layer == 0 else w_ih.T.contiguous()
-                self.layers.append((w_in, None if layer == 0 else bias, w_hh.T.contiguous()))
-            self.head_w, self.head_b = model.head.weight.T.contiguous(), model.head.bias.detach().clone()
+            self.layers, (self.head_w, head_b) = fold_lstm(model.state_dict(), model.config.layers,
+                                                           contiguous=lambda w: w.contiguous())
+            self.head_b = head_b.clone()  # the others are new tensors; this one is the parameter itself
 
     def __call__(self, symbols, h, c):
         torch = self.torch
