@@ -17,9 +17,10 @@ from PySide6.QtWidgets import QApplication, QPushButton
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.tutorial import INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE, TutorialDialog, steering_help
+from dasher_rnn.zoom.controller import MessageStats
 from dasher_rnn.zoom.geometry import ORIGIN_Y
 from dasher_rnn.zoom.model import ZoomModel
-from dasher_rnn.zoom.practice import PhraseScore, on_course, suggest_speed, target_path
+from dasher_rnn.zoom.practice import on_course, suggest_speed, target_path
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from tests.conftest import writer_source
 from tests.test_ui import DT, open_window, ppm_source, settings_path  # noqa: F401 -- the fixture
@@ -35,7 +36,7 @@ def practise(dialog: TutorialDialog, frames: int = 4000) -> None:
         dialog.tick(DT)
         if i % 50 == 0:
             QApplication.processEvents()
-        if dialog.scores[dialog.index].done:
+        if dialog.scores[dialog.index] is not None:
             return
     raise AssertionError(f"did not write {phrase!r}: {zoom.output!r}")
 
@@ -82,14 +83,14 @@ def test_the_target_path_is_the_next_box_and_empty_when_astray():
 
 
 def test_the_speed_suggestion_follows_rate_and_corrections():
-    assert suggest_speed([PhraseScore("hello")], 1.5) is None  # nothing finished: nothing to measure
-    clean = PhraseScore("hello", seconds=10.0, bits=14.0, corrections=0, done=True)
+    assert suggest_speed([], 1.5) is None  # nothing finished: nothing to measure
+    clean = MessageStats(characters=5, seconds=10.0, bits=14.0, corrections=0)
     faster = suggest_speed([clean], 1.5)
     assert faster.speed_bps > 1.5 and faster.bits_per_second == pytest.approx(1.4)
     assert faster.chars_per_minute == pytest.approx(30.0)
-    sloppy = PhraseScore("hello", seconds=10.0, bits=14.0, corrections=4, done=True)
+    sloppy = MessageStats(characters=5, seconds=10.0, bits=14.0, corrections=4)
     assert suggest_speed([sloppy], 1.5).speed_bps < 1.5
-    hesitant = PhraseScore("hello", seconds=20.0, bits=8.0, corrections=0, done=True)
+    hesitant = MessageStats(characters=5, seconds=20.0, bits=8.0, corrections=0)
     assert suggest_speed([hesitant], 1.5).speed_bps == 1.5
     assert suggest_speed([clean], 8.0).speed_bps == 8.0  # never beyond the range
 

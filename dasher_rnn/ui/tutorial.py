@@ -32,11 +32,10 @@ from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.gaze_input import gaze_to_view
 from dasher_rnn.ui.view import DasherView
-from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.controller import MessageStats, WritingController
 from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import (
     PHRASES,
-    PhraseScore,
     SpeedSuggestion,
     TargetBox,
     on_course,
@@ -159,7 +158,7 @@ class TutorialDialog(QDialog):
         # auto speed off: the practice runs at a known speed, which the suggestion is measured against
         self.controller = WritingController(self.source, dataclasses.replace(config, speed_bps=speed_bps,
                                                                              auto_speed=False))
-        self.scores: list[PhraseScore] = []
+        self.scores: list[MessageStats | None] = []  # each phrase as the controller measured it, once written
         self.index = 0
         self.suggestion: SpeedSuggestion | None = None
         self.chosen_speed: float | None = None
@@ -257,7 +256,7 @@ class TutorialDialog(QDialog):
         return self.phrases[min(self.index, len(self.phrases) - 1)]
 
     def start_practice(self) -> None:
-        self.scores = [PhraseScore(p) for p in self.phrases]
+        self.scores = [None] * len(self.phrases)
         self.index = 0
         self._begin_phrase()
         self.pages.setCurrentIndex(PRACTICE_PAGE)
@@ -292,7 +291,7 @@ class TutorialDialog(QDialog):
 
     def show_result(self) -> None:
         self.controller.stop()
-        self.suggestion = s = suggest_speed(self.scores, self.controller.speed_bps)
+        self.suggestion = s = suggest_speed([m for m in self.scores if m is not None], self.controller.speed_bps)
         if s is None:
             self.result_label.setText("<h2>No phrase finished</h2><p>There is nothing to measure your speed from. "
                                       "Practise again, or keep your speed and start writing.</p>")
@@ -341,7 +340,7 @@ class TutorialDialog(QDialog):
         if self.pages.currentIndex() != PRACTICE_PAGE or self._closed:
             return None
         dt = min(elapsed, MAX_DT) if dt is None else dt
-        c, score = self.controller, self.scores[self.index]
+        c = self.controller
         if self._next_in is not None:
             self._next_in -= dt
             frame = c.frame(None, 0.0)
@@ -349,11 +348,9 @@ class TutorialDialog(QDialog):
                 self.next_phrase()
         else:
             frame = c.frame(self._pointer(), dt)
-            if c.running:
-                score.add(dt, frame.bits, frame.deleted)
             if c.zoom.output == self.phrase:
                 c.stop()
-                score.done = True
+                self.scores[self.index] = c.message_stats()
                 self._next_in = NEXT_PHRASE_SECONDS
         self.view.set_frame(frame, c.dwell.progress)
         self._refresh()

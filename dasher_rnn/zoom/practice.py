@@ -3,16 +3,16 @@
 The tutorial shows the user a short phrase and the path to it: the box of the next character to steer
 into (``target_path``, walked like ``simulate.target_pointer`` walks it), the point a practised user
 would aim at (``target_pointer`` itself), and when the text went astray, that backing out is next. Each
-phrase is scored (``PhraseScore``: seconds spent writing, bits zoomed, characters backed out of) and, at
-the end, ``suggest_speed`` turns the scores into a speed for this user. Practice writes through a
-``PracticeSource``, so none of it is learned.
+phrase is scored as the controller measures any message (``MessageStats``: seconds spent writing, bits
+zoomed, characters backed out of) and, at the end, ``suggest_speed`` turns the scores into a speed for this
+user. Practice writes through a ``PracticeSource``, so none of it is learned.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dasher_rnn.zoom.controller import SPEED_RANGE
+from dasher_rnn.zoom.controller import SPEED_RANGE, MessageStats
 from dasher_rnn.zoom.model import ZoomModel
 
 PHRASES = ("hello", "yes please", "see you soon")  # short, lower case, common: the first hour's phrases
@@ -63,22 +63,6 @@ def target_path(zoom: ZoomModel, target: str, ahead: int = AHEAD) -> list[Target
     return path
 
 
-@dataclass
-class PhraseScore:
-    """How one practice phrase went."""
-
-    phrase: str
-    seconds: float = 0.0  # time spent writing (running), not stopped
-    bits: float = 0.0  # net zoom in bits (backing out counts against it)
-    corrections: int = 0  # characters backed out of
-    done: bool = False
-
-    def add(self, dt: float, bits: float, deleted: int) -> None:
-        self.seconds += dt
-        self.bits += bits
-        self.corrections += deleted
-
-
 @dataclass(frozen=True)
 class SpeedSuggestion:
     speed_bps: float  # the suggested speed setting
@@ -90,16 +74,17 @@ class SpeedSuggestion:
     advice: str  # one sentence for the user
 
 
-def suggest_speed(scores: list[PhraseScore], current_bps: float) -> SpeedSuggestion | None:
-    """A speed for this user from the phrases they finished (None when they finished none).
+def suggest_speed(finished: list[MessageStats], current_bps: float) -> SpeedSuggestion | None:
+    """A speed for this user from the phrases they finished, each as the controller measured it (None when they
+    finished none).
 
     The speed is the most the zoom may go; a user who reached most of it without backing out much can go
     faster, one who backed out often does better slower, and otherwise it stays."""
-    done = [s for s in scores if s.done and s.seconds > 0]
+    done = [s for s in finished if s.seconds > 0]
     if not done:
         return None
     seconds = sum(s.seconds for s in done)
-    chars = sum(len(s.phrase) for s in done)
+    chars = sum(s.characters for s in done)
     rate = max(0.0, sum(s.bits for s in done)) / seconds
     corrections = sum(s.corrections for s in done) / chars
     if corrections > SLOWER_CORRECTIONS:
