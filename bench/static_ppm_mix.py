@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 from ppm_same_data import weighted_sample
 
-from dasher_rnn.evaluate import read_messages
+from dasher_rnn.evaluate import read_messages, symbol_bits
 from dasher_rnn.lm.corpus import build_corpus, load_mix
 from dasher_rnn.lm.ppm import PPMModel
-from dasher_rnn.lm.protocol import DASHER_FLOOR, DASHER_TOTAL, quantise
+from dasher_rnn.lm.protocol import DASHER_FLOOR
 from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 from dasher_rnn.normalise import normalise
 from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR
@@ -55,11 +55,7 @@ def file_distributions(rnn: RNNLanguageModel, ppm: PPMModel, path: Path) -> dict
 
 def bits(d: dict, w: np.ndarray, floor: float) -> float:
     """Total bits of the file under the mixture with per-character RNN weights ``w``."""
-    mixed = w[:, None] * d["rnn"] + (1 - w[:, None]) * d["ppm"]
-    rows = np.arange(len(d["syms"]))
-    if floor > 0:
-        return float(np.log2(DASHER_TOTAL / quantise(mixed, floor)[rows, d["syms"]]).sum())
-    return float(-np.log2(mixed[rows, d["syms"]] / mixed.sum(axis=1)).sum())
+    return float(np.sum(symbol_bits(w[:, None] * d["rnn"] + (1 - w[:, None]) * d["ppm"], d["syms"], floor)))
 
 
 def main() -> None:

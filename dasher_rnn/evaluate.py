@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,7 +85,7 @@ def _bits(dist, symbol: int, floor: float) -> float:
     return -math.log2(dist.probs[symbol] / dist.probs.sum())
 
 
-def symbol_bits(probs: np.ndarray, symbols: list[int], floor: float) -> list[float]:
+def symbol_bits(probs: np.ndarray, symbols: Sequence[int] | np.ndarray, floor: float) -> list[float]:
     """Bits of each symbol under the distributions ``probs`` (T, V): Dasher's integers with a floor, exact without."""
     rows = np.arange(len(symbols))
     if floor > 0:
