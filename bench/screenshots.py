@@ -127,7 +127,7 @@ def tutorial(prefix: str, fps: float = 30.0) -> list[str]:
                         wait_for_answers(zoom)
                         dialog.tick(0.0)
                         grab("practice")
-                    if dialog.scores[phrase_index].done:
+                    if dialog.scores[phrase_index] is not None:
                         break
                 for _ in range(int(2 * fps)):
                     dialog.tick(1.0 / fps)
