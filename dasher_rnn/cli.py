@@ -109,11 +109,6 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
                    help="steps over which the rate warms up again when a run resumes with a fresh optimizer")
     p.add_argument("--lowercase-frac", type=float, default=0.0,
                    help="case augmentation: share of lines (messages) lower-cased in training batches")
-    p.add_argument("--fresh-messages", type=int, default=_default(TRAIN, "fresh_messages"),
-                   help="messages per step (per process) scored from the learned initial state, as the app starts a "
-                        "message; the initial state then trains with the weights")
-    p.add_argument("--fresh-length", type=int, default=_default(TRAIN, "fresh_length"),
-                   help="characters of each fresh message (longer ones are cut)")
     p.add_argument("--corpus-cache", help="folder of the encoded corpus (default: OUT/corpus)")
     p.set_defaults(func=_cmd_train)
 
@@ -179,7 +174,6 @@ def _train(args: argparse.Namespace, device) -> int:
         decay_frac=args.decay_frac, weight_decay=args.weight_decay, clip=args.clip, eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every, val_chars=args.val_chars, seed=args.seed,
         resume_warmup=args.resume_warmup, lowercase_frac=args.lowercase_frac,
-        fresh_messages=args.fresh_messages, fresh_length=args.fresh_length,
     )
     resuming = (out / CHECKPOINT_META).is_file()
     origin = None

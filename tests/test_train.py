@@ -133,54 +133,6 @@ def test_batch_rows_are_the_same_rows_as_in_the_whole_batch(tiny_corpus_dir, tmp
         assert all((a[2:4] == b).all() for a, b in zip(whole, part, strict=True))
 
 
-def test_fresh_messages_are_message_starts_cut_after_their_end(tiny_corpus_dir, tmp_path):
-    corpus = tiny_trainer(tiny_corpus_dir, tmp_path, steps=1).corpus
-    alphabet = corpus.alphabet
-    text = alphabet.decode(corpus.sources[0].train)
-    lines = set(text.split("\n"))
-    stream = BatchStream(corpus, 6, 16, seed=2)
-    symbols, targets = stream.fresh_messages(3, 40, 24)
-    assert symbols.shape == targets.shape == (40, 24)
-    ended = 0
-    for row in range(40):
-        scored = targets[row][targets[row] >= 0]
-        assert len(scored) and (symbols[row, : len(scored)] == scored).all()
-        assert (targets[row, len(scored):] == -1).all()  # nothing scored after the message
-        message = alphabet.decode(scored)
-        if message.endswith("\n"):  # a whole line, or the rest of one from a sentence start
-            ended += 1
-            assert "\n" not in message[:-1]
-            assert message[:-1] in lines or any(line.endswith(" " + message[:-1]) for line in lines)
-        else:  # cut at the length
-            assert len(scored) == 24 and any(message in line for line in lines)
-        assert message[0] != " "
-    assert ended
-    again, again_targets = BatchStream(corpus, 6, 16, seed=2).fresh_messages(3, 40, 24)
-    assert (again == symbols).all() and (again_targets == targets).all()  # a function of (seed, step)
-    part = stream.fresh_messages(3, 40, 24, slice(10, 20))
-    assert (part[0] == symbols[10:20]).all() and (part[1] == targets[10:20]).all()
-    assert not (stream.fresh_messages(4, 40, 24)[0] == symbols).all()
-
-
-def test_fresh_messages_train_the_learned_initial_state_with_the_weights(tiny_corpus_dir, tmp_path):
-    from dasher_rnn.lm.corpus import start_positions
-    from dasher_rnn.lm.init_state import start_loss
-
-    plain = tiny_trainer(tiny_corpus_dir, tmp_path / "plain", steps=40)
-    fresh = tiny_trainer(tiny_corpus_dir, tmp_path / "fresh", steps=40, fresh_messages=8, fresh_length=24)
-    plain.run(progress=False)
-    fresh.run(progress=False)
-    assert not plain.model.h0.any()  # without fresh messages the state is fitted afterwards, not trained
-    assert fresh.model.h0.any() and fresh.model.c0.any()
-    assert fresh.chars > plain.chars == 40 * 8 * 32  # the messages' characters are counted
-    a = fresh.corpus.alphabet
-    data = fresh.corpus.sources[0].val
-    starts = start_positions(data, a.index("\n"), [a.index(".")], a.index(" "), 10)
-    windows = torch.from_numpy(data[starts[:, None] + torch.arange(10).numpy()[None, :]].astype("int64"))
-    with torch.no_grad():  # held-out message starts cost less from the state trained with the weights
-        assert start_loss(fresh.model, windows) < start_loss(plain.model, windows) - 0.2
-
-
 @pytest.mark.parametrize("layers", [1, 2])
 def test_widening_keeps_the_log_probs_exactly(layers):
     from dasher_rnn.lm.rnn import CharRNN, RNNConfig
@@ -215,8 +167,7 @@ def test_learned_initial_state_lowers_start_of_message_loss(tiny_corpus_dir, tmp
     assert trainer.model.h0.abs().sum() > 0
 
 
-@pytest.mark.parametrize("fresh", [0, 3])
-def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_batch(tiny_corpus_dir, tmp_path, fresh):
+def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_batch(tiny_corpus_dir, tmp_path):
     import os
     import socket
     import subprocess
@@ -238,17 +189,15 @@ def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_b
         [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
          "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--log-dir", str(logs),
          "--redirects", "3", "--tee", "3", "-m", "dasher_rnn",
-         "train", "--out", str(tmp_path / "ddp"), "--batch-size", "4", "--fresh-messages", str(fresh), *common],
+         "train", "--out", str(tmp_path / "ddp"), "--batch-size", "4", *common],
         env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, "\n".join(
         [done.stderr[-2000:]] + [f"--- {f.relative_to(logs)}:\n{f.read_text()[-1500:]}" for f in sorted(logs.rglob("*.log"))])
-    assert main(["train", "--out", str(tmp_path / "one"), "--batch-size", "8", "--fresh-messages", str(2 * fresh),
-                 *common]) == 0
+    assert main(["train", "--out", str(tmp_path / "one"), "--batch-size", "8", *common]) == 0
 
     ddp = json.loads((tmp_path / "ddp" / CHECKPOINT_META).read_text())
     one = json.loads((tmp_path / "one" / CHECKPOINT_META).read_text())
-    assert ddp["world_size"] == 2 and ddp["chars"] == one["chars"]  # the global characters
-    assert (ddp["chars"] > 12 * 8 * 32) if fresh else (ddp["chars"] == 12 * 8 * 32)  # fresh messages' too
+    assert ddp["world_size"] == 2 and ddp["chars"] == one["chars"] == 12 * 8 * 32  # global characters
     assert [r["step"] for r in ddp["history"]] == [6, 12]  # rank 0 alone logged: one record per evaluation
     assert done.stdout.count("model written to") == 1 and (tmp_path / "ddp" / "model" / "weights.safetensors").is_file()
     a, b = load_tensors(tmp_path / "ddp" / CHECKPOINT), load_tensors(tmp_path / "one" / CHECKPOINT)

@@ -80,22 +80,6 @@ def document_hash(document: str) -> float:
     return int.from_bytes(digest, "little") / 2**64
 
 
-def start_positions(data: np.ndarray, newline: int, sentence_ends: list[int], space: int, length: int) -> np.ndarray:
-    """Indices where a message (after a newline or a break) or a sentence (after '. ', '? ', '! ') starts."""
-    data = np.asarray(data)
-    if len(data) <= length + 2:
-        return np.zeros(0, np.int64)
-    prev, prev2 = data[1:-1], data[:-2]
-    line_start = (prev == newline) | (prev == BREAK)
-    sentence_start = (prev == space) & np.isin(prev2, sentence_ends)
-    idx = np.flatnonzero(line_start | sentence_start) + 2
-    idx = idx[idx + length <= len(data)]
-    window = np.asarray(data)[idx[:, None] + np.arange(length)[None, :]] if len(idx) else np.zeros((0, length))
-    ok = ~np.isin(window, [BREAK, newline]).any(axis=1) if len(idx) else np.zeros(0, bool)
-    return idx[ok]
-
-
-
 @dataclass
 class EncodedSource:
     name: str
@@ -194,11 +178,9 @@ class BatchStream:
         weights = np.array([s.weight for s in usable], dtype=np.float64)
         self.probs = weights / weights.sum()
         self.batch_size, self.seq_len, self.seed, self.span_batches = batch_size, seq_len, seed, span_batches
-        self.alphabet = corpus.alphabet
         self.newline = corpus.alphabet.index("\n")
         self.lowercase_frac = lowercase_frac
         self._line_ends: list[np.ndarray | None] = [None] * len(usable)
-        self._starts: list[np.ndarray | None] = [None] * len(usable)
         symbols = corpus.alphabet.symbols
         self._lower = np.arange(256, dtype=np.int64)
         for i, ch in enumerate(symbols):
@@ -225,46 +207,6 @@ class BatchStream:
             z = z ^ (z >> np.uint64(31))
         drawn = (z >> np.uint64(11)).astype(np.float64) / 2.0**53 < self.lowercase_frac
         return np.where(drawn, self._lower[chunk], chunk)
-
-    def _message_starts(self, src: int) -> np.ndarray:
-        if self._starts[src] is None:
-            a = self.alphabet
-            ends = [a.index(c) for c in ".?!" if c in a]
-            self._starts[src] = start_positions(self.sources[src].train, self.newline, ends, a.index(" "), 1)
-        return self._starts[src]
-
-    def fresh_messages(self, step: int, count: int, length: int, rows: slice | None = None
-                       ) -> tuple[np.ndarray, np.ndarray]:
-        """(symbols, targets), int64 (count, length): the first ``length`` characters of ``count`` messages (lines, or
-        sentences inside them), drawn by source weight as a function of (seed, step). Each is scored from the learned
-        initial state as the app starts a message, the first character from the state alone, so ``targets`` is
-        ``symbols`` with everything after the message's end (its newline, which is scored) set to -1. ``rows`` picks a
-        process's share, as in ``batch``; case augmentation applies as there.
-        """
-        rng = np.random.default_rng([self.seed, step, 0x5EED])
-        sources = rng.choice(len(self.sources), size=count, p=self.probs)
-        symbols = np.full((count, length), self.newline, dtype=np.int64)
-        targets = np.full((count, length), -1, dtype=np.int64)
-        draws = rng.integers(0, 2**62, size=count)
-        picked = range(count)[rows] if rows is not None else range(count)
-        for row in picked:
-            src, draw = int(sources[row]), int(draws[row])
-            starts = self._message_starts(src)
-            if len(starts) == 0:
-                continue
-            data = self.sources[src].train
-            begin = int(starts[draw % len(starts)])
-            idx = np.arange(begin, min(begin + length, len(data)))
-            chunk = np.asarray(data[idx], dtype=np.int64)
-            if self.lowercase_frac > 0:
-                chunk = self._lowercase(src, idx, chunk)
-            stop = np.flatnonzero((chunk == self.newline) | (chunk == BREAK))
-            n = int(stop[0]) + (chunk[stop[0]] == self.newline) if len(stop) else len(chunk)
-            symbols[row, :n] = chunk[:n]
-            targets[row, :n] = chunk[:n]
-        if rows is not None:
-            symbols, targets = symbols[rows], targets[rows]
-        return symbols, targets
 
     def batch(self, step: int, rows: slice | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(inputs, targets, reset) for ``step``: int64 (B, T) arrays and a (B,) bool mask; ``rows`` picks a part

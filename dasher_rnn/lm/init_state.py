@@ -11,8 +11,24 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from dasher_rnn.lm.corpus import Corpus, start_positions
+from dasher_rnn.alphabet import BREAK
+from dasher_rnn.lm.corpus import Corpus
 from dasher_rnn.lm.rnn import LN2, CharRNN
+
+
+def start_positions(data: np.ndarray, newline: int, sentence_ends: list[int], space: int, length: int) -> np.ndarray:
+    """Indices where a message (after a newline or a break) or a sentence (after '. ', '? ', '! ') starts."""
+    data = np.asarray(data)
+    if len(data) <= length + 2:
+        return np.zeros(0, np.int64)
+    prev, prev2 = data[1:-1], data[:-2]
+    line_start = (prev == newline) | (prev == BREAK)
+    sentence_start = (prev == space) & np.isin(prev2, sentence_ends)
+    idx = np.flatnonzero(line_start | sentence_start) + 2
+    idx = idx[idx + length <= len(data)]
+    window = np.asarray(data)[idx[:, None] + np.arange(length)[None, :]] if len(idx) else np.zeros((0, length))
+    ok = ~np.isin(window, [BREAK, newline]).any(axis=1) if len(idx) else np.zeros(0, bool)
+    return idx[ok]
 
 
 def sample_starts(corpus: Corpus, split: str, count: int, length: int, seed: int) -> np.ndarray:

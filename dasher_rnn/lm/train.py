@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
 from tqdm import tqdm
 
 from dasher_rnn.alphabet import BREAK, Alphabet
@@ -52,8 +51,6 @@ class TrainConfig:
     span_batches: int = 64
     resume_warmup: int = 20  # steps over which a fresh optimizer's rate ramps up again after a resume
     lowercase_frac: float = 0.0  # case augmentation: share of lines (messages) lower-cased in training batches
-    fresh_messages: int = 0  # messages per step scored from the learned initial state (trained with the weights)
-    fresh_length: int = 64  # characters of each fresh message (longer ones are cut)
 
 
 def lr_at(step: int, tc: TrainConfig) -> float:
@@ -112,29 +109,6 @@ def evaluate_corpus(model: CharRNN, corpus: Corpus, max_chars: int, device: torc
     return result
 
 
-class TrainingLoss(nn.Module):
-    """The objective, one module so that DistributedDataParallel sees every parameter it uses: bits/char of the next
-    character on the carried streams and, with fresh messages, on messages started from the learned initial state
-    (which then trains with the weights). Returns (nats summed over the scored characters, their number, the streams'
-    new state)."""
-
-    def __init__(self, model: CharRNN):
-        super().__init__()
-        self.model = model
-
-    def forward(self, inputs: torch.Tensor, targets: torch.Tensor, state: State,
-                fresh: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor, State]:
-        logp, state = self.model(inputs, state)
-        pairs = [(logp, targets)]
-        if fresh is not None:
-            symbols, fresh_targets = fresh
-            pairs.append((self.model.score(symbols, self.model.initial_state(symbols.shape[0]))[0], fresh_targets))
-        nll = sum(F.nll_loss(lp.reshape(-1, lp.shape[-1]), t.reshape(-1), ignore_index=-1, reduction="sum")
-                  for lp, t in pairs)
-        count = sum((t >= 0).sum() for _, t in pairs)
-        return nll, count, state
-
-
 class Trainer:
     """One training run in ``out_dir``. Under ``torch.distributed`` (``torchrun``) the model is wrapped in
     DistributedDataParallel: each process trains ``batch_size`` rows of a global batch of
@@ -153,15 +127,14 @@ class Trainer:
         self.stream = BatchStream(corpus, self.global_batch, tc.seq_len, tc.seed, tc.span_batches,
                                   lowercase_frac=tc.lowercase_frac)
         self.rows = slice(self.rank * tc.batch_size, (self.rank + 1) * tc.batch_size)
-        self.fresh_rows = slice(self.rank * tc.fresh_messages, (self.rank + 1) * tc.fresh_messages)
-        self.net: torch.nn.Module = TrainingLoss(model)
+        self.net: torch.nn.Module = model
         if self.distributed:
             from torch.nn.parallel import DistributedDataParallel
 
-            # without fresh messages the learned initial state is not used: DDP must not wait for its gradients
-            model.h0.requires_grad_(bool(tc.fresh_messages))
-            model.c0.requires_grad_(bool(tc.fresh_messages))
-            self.net = DistributedDataParallel(self.net, device_ids=[device.index] if device.type == "cuda" else None)
+            # the learned initial state is not used in training: DDP must not wait for its gradients
+            model.h0.requires_grad_(False)
+            model.c0.requires_grad_(False)
+            self.net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
             model.h0.requires_grad_(True)
             model.c0.requires_grad_(True)
         self.optimizer = self._new_optimizer()
@@ -175,12 +148,10 @@ class Trainer:
         self.origin: dict | None = None  # where the weights came from when the run started from another model
 
     def _new_optimizer(self) -> torch.optim.Optimizer:
-        # the learned initial state trains here only with fresh messages; it is fitted again at the end (init_state.py)
+        # the learned initial state is trained separately (init_state.py), never here
         params = list(self.model.network_parameters().values())
         decay = [p for p in params if p.dim() >= 2]
         no_decay = [p for p in params if p.dim() < 2]
-        if self.tc.fresh_messages:
-            no_decay += [self.model.h0, self.model.c0]
         return torch.optim.AdamW(
             [{"params": decay, "weight_decay": self.tc.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=self.tc.lr, betas=(0.9, 0.99),
@@ -270,26 +241,15 @@ class Trainer:
 
     # -- training ------------------------------------------------------------------------
     def train_step(self) -> float:
-        """One optimisation step; returns the batch loss in bits/char (this process's rows and fresh messages)."""
+        """One optimisation step; returns the batch loss in bits/char (this process's rows)."""
         tc = self.tc
         inputs, targets, reset = self.stream.batch(self.step, self.rows)
         inputs_t = torch.from_numpy(inputs).to(self.device)
         targets_t = torch.from_numpy(targets).to(self.device)
         keep = torch.from_numpy(~reset).to(self.device).float()[None, :, None]
         state = (self.state[0] * keep, self.state[1] * keep)
-        fresh, step_chars = None, self.global_batch * tc.seq_len
-        if tc.fresh_messages:  # every process draws them all (cheap) so that each counts the global characters
-            symbols, fresh_targets = self.stream.fresh_messages(self.step, tc.fresh_messages * self.world_size,
-                                                                tc.fresh_length)
-            step_chars += int((fresh_targets >= 0).sum())
-            fresh = (torch.from_numpy(symbols[self.fresh_rows]).to(self.device),
-                     torch.from_numpy(fresh_targets[self.fresh_rows]).to(self.device))
-        nll, count, state = self.net(inputs_t, targets_t, state, fresh)
-        if self.distributed:  # DDP averages the processes' gradients: scale so that they sum to the global mean's
-            count = count.float()
-            torch.distributed.all_reduce(count)
-            count = count / self.world_size
-        loss = nll / count.clamp(min=1)
+        logp, state = self.net(inputs_t, state)
+        loss = F.nll_loss(logp.reshape(-1, logp.shape[-1]), targets_t.reshape(-1), ignore_index=-1)
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr()
         self.optimizer.zero_grad(set_to_none=True)
@@ -298,7 +258,7 @@ class Trainer:
         self.optimizer.step()
         self.state = (state[0].detach(), state[1].detach())
         self.step += 1
-        self.chars += step_chars
+        self.chars += self.global_batch * tc.seq_len
         return loss.item() / LN2
 
     def validate(self) -> dict:
@@ -310,17 +270,18 @@ class Trainer:
     def run(self, progress: bool = True) -> list[dict]:
         tc = self.tc
         self.model.train()
+        chars_per_step = self.global_batch * tc.seq_len
         bar = tqdm(total=tc.steps, initial=self.step, disable=not progress or not self.is_main, unit="step",
                    dynamic_ncols=True)
         ema = None
         try:
             while self.step < tc.steps:
-                t0, chars_before = time.perf_counter(), self.chars
+                t0 = time.perf_counter()
                 bpc = self.train_step()
                 dt = time.perf_counter() - t0
                 self.elapsed += dt
                 ema = bpc if ema is None else 0.98 * ema + 0.02 * bpc
-                bar.set_postfix(bpc=f"{ema:.3f}", chars_s=f"{(self.chars - chars_before) / dt:,.0f}", lr=f"{self.lr():.1e}")
+                bar.set_postfix(bpc=f"{ema:.3f}", chars_s=f"{chars_per_step / dt:,.0f}", lr=f"{self.lr():.1e}")
                 bar.update(1)
                 if self.is_main and (self.step % tc.eval_every == 0 or self.step == tc.steps):
                     record = {**self.validate(), "train_bpc": round(ema, 4)}
