@@ -38,7 +38,6 @@ def main() -> None:
         from dasher_rnn.settings import SettingsStore
         from dasher_rnn.ui.app import _application
         from dasher_rnn.ui.help import HelpDialog
-        from dasher_rnn.ui.preferences_dialog import PreferencesDialog, ProfileDialog
         from dasher_rnn.ui.window import MainWindow
         from dasher_rnn.zoom.controller import WritingController
         from dasher_rnn.zoom.sources import WriterSource
@@ -53,13 +52,13 @@ def main() -> None:
         try:
             window.show_sized_to_screen()
             app.processEvents()
-            dialog = PreferencesDialog(window)
+            dialog = window.preferences_dialog()
             dialog.show()
             print(grab(dialog, f"{args.prefix}preferences.png"))
             dialog.tabs.setCurrentIndex(1)
             print(grab(dialog, f"{args.prefix}preferences-input.png"))
             dialog.close()
-            profiles = ProfileDialog(window)
+            profiles = window.profile_dialog()
             profiles.show()
             print(grab(profiles, f"{args.prefix}profile-picker.png"))
             profiles.close()

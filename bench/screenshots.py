@@ -63,11 +63,11 @@ def resting_pointer(path: str, seconds: float, fps: float = 30.0) -> str:
             window.show_sized_to_screen()
             app.processEvents()
             view = window.view
-            window.toggle_running()
+            window.writing.toggle_running()
             for _ in range(int(seconds * fps)):
                 wait_for_answers(window.controller.zoom)
                 view.set_pointer_override(view.viewport().to_screen(0.6 * ORIGIN_X, ORIGIN_Y - 350.0))
-                window.tick(1.0 / fps)
+                window.writing.tick(1.0 / fps)
                 app.processEvents()
             window.update_status()
             app.processEvents()
@@ -190,9 +190,9 @@ def progress(path: str, messages: int, fps: float = 30.0, speed: float = 2.0) ->
                     if c.zoom.output == message:
                         break
                 c.stop()
-                window.new_message()
+                window.messages.new_message()
                 print(f"{i + 1}/{messages} {c.history.splitlines()[-1]!r}", flush=True)
-            dialog = window.open_progress()
+            dialog = window.progress.open_progress()
             dialog.setGeometry(window.geometry())
             for _ in range(10):
                 app.processEvents()
@@ -230,14 +230,14 @@ def control_box(path: str, text: str, action_name: str, speed_bps: float, fps: f
             window.show_sized_to_screen()
             app.processEvents()
             view, zoom = window.view, window.controller.zoom
-            window.toggle_running()
+            window.writing.toggle_running()
             aiming = False
             for _ in range(int(120 * fps)):
                 wait_for_answers(zoom)  # the same picture however busy this machine is
                 aiming = aiming or zoom.output == text  # the text is written: on to the control box
                 x, y = target_pointer(zoom, zoom.context + text, action if aiming else None)
                 view.set_pointer_override(view.viewport().to_screen(x, y))
-                frame = window.tick(1.0 / fps)
+                frame = window.writing.tick(1.0 / fps)
                 app.processEvents()
                 if frame.action is not None:
                     raise RuntimeError(f"{frame.action} happened before the picture")

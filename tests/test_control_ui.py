@@ -63,7 +63,7 @@ def steer(window: MainWindow, target: str, action: Action | None = None, frames:
         wait_for_answers(zoom)
         x, y = target_pointer(zoom, zoom.context + target, action)
         window.view.set_pointer_override(window.view.viewport().to_screen(x, y))
-        frame = window.tick(DT)
+        frame = window.writing.tick(DT)
         if action is not None and frame.action is not None:
             assert frame.action == action
             return
@@ -103,8 +103,8 @@ def test_paint_frame_draws_the_control_boxes_with_their_labels(qapp, scheme):
 def test_actions_in_the_control_box_reach_the_window(qtbot, settings_path):
     window = open_window(qtbot, preset="head-mouse")
     c = window.controller
-    assert c.control_mode and window.control_action.isChecked()  # on for the head mouse
-    window.toggle_running()
+    assert c.control_mode and window.writing.control_action.isChecked()  # on for the head mouse
+    window.writing.toggle_running()
     steer(window, "I see")
     steer(window, "I see", Action.COPY)
     assert QGuiApplication.clipboard().text() == "I see" and c.running
@@ -114,11 +114,11 @@ def test_actions_in_the_control_box_reach_the_window(qtbot, settings_path):
     steer(window, "Go")
     steer(window, "Go", Action.STOP)
     assert not c.running and "control box" in window.view.hint and window.panel.toPlainText() == "I see\nGo"
-    window.control_action.trigger()  # off, and remembered
-    assert not c.control_mode and window.prefs.control_mode is False
+    window.writing.control_action.trigger()  # off, and remembered
+    assert not c.control_mode and window.keeper.prefs.control_mode is False
     assert len(c.zoom.layout(c.zoom.root)) == len(ALPHABET) + 1
-    window.select_preset("eye-tracker")  # a preset brings its control mode
-    assert c.control_mode and window.control_action.isChecked() and window.prefs.control_mode
+    window.input.select_preset("eye-tracker")  # a preset brings its control mode
+    assert c.control_mode and window.writing.control_action.isChecked() and window.keeper.prefs.control_mode
     window.close()
     assert SettingsStore().load().control_mode is True
 
@@ -130,7 +130,7 @@ def test_control_actions_reach_the_focused_program_in_direct_output(qtbot, setti
     typer = FakeTyper()
     window = open_direct_window(qtbot, lambda: typer, control_mode=True)
     c = window.controller
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I want tea")
     steer(window, "I want tea", Action.DELETE_WORD)  # Backspace for what the other program got of "tea"
     assert c.zoom.output == "I want " and "I want ".startswith(typer.screen) and "BS" in typer.keys

@@ -240,7 +240,7 @@ def offscreen_focus(monkeypatch) -> list:
 
 def open_direct_window(qtbot, typer_factory, **prefs) -> MainWindow:
     """The window with direct output on; ``typer_factory`` stands in for the real typer."""
-    import dasher_rnn.ui.output_mode as output_mode
+    import dasher_rnn.ui.parts.output as output_mode
 
     store = SettingsStore()
     loaded = store.load().model_copy(update={"speed_bps": 4.0, "auto_speed": False, "output": "direct", **prefs})
@@ -262,7 +262,7 @@ def back_out(window: MainWindow, shorter_than: int) -> None:
     """Steer left of the crosshair until the message is shorter than ``shorter_than``."""
     point_at(window, REVERSE_X, ORIGIN_Y)
     for _ in range(900):
-        window.tick(DT)
+        window.writing.tick(DT)
         if len(window.controller.zoom.output) < shorter_than:
             return
     raise AssertionError("did not back out")
@@ -276,19 +276,19 @@ def test_the_window_types_committed_text_into_the_focused_program_and_keeps_off_
     assert window.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
     assert window.output_mode.direct_action.isChecked()
 
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I want some water")
     assert window.panel.toPlainText() == "I want some water"
     assert typer.screen and "I want some water".startswith(typer.screen)
     assert len(typer.screen) < len("I want some water")  # the tail is not committed yet
-    window.toggle_running()  # stop: the whole message goes
+    window.writing.toggle_running()  # stop: the whole message goes
     assert typer.screen == "I want some water"
 
-    window.toggle_running()
+    window.writing.toggle_running()
     back_out(window, len("I want some"))
-    window.toggle_running()
+    window.writing.toggle_running()
     assert typer.screen == window.controller.zoom.output and "BS" in typer.keys
-    window.new_message()
+    window.messages.new_message()
     assert typer.screen == window.controller.history.rstrip("\n")
     window.close()
     assert typer.closed
@@ -297,20 +297,20 @@ def test_the_window_types_committed_text_into_the_focused_program_and_keeps_off_
 def test_undo_writing_takes_the_run_back_out_of_the_focused_program_too(qtbot, settings_path, offscreen_focus):
     typer = FakeTyper()
     window = open_direct_window(qtbot, lambda: typer)
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I want")
-    window.toggle_running()
+    window.writing.toggle_running()
     kept = window.controller.zoom.output
     assert typer.screen == kept
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I want some water, please")
     assert len(typer.screen) > len(kept)  # committed text of the run was typed
-    window.undo_writing()
+    window.writing.undo_writing()
     assert window.controller.zoom.output == kept and typer.screen == kept and "BS" in typer.keys
-    window.toggle_running()  # writing on after the undo: what is typed follows the message, no drift
+    window.writing.toggle_running()  # writing on after the undo: what is typed follows the message, no drift
     steer(window, "I want tea")
     assert window.controller.zoom.output.startswith(typer.screen)  # while writing, too
-    window.toggle_running()
+    window.writing.toggle_running()
     assert typer.screen == window.controller.zoom.output == window.panel.toPlainText()
     window.close()
 
@@ -319,27 +319,28 @@ def test_a_target_that_refuses_keys_gets_a_status_message_and_the_text_stays(qtb
     typer = FakeTyper()
     typer.fail = "the focused window refused the key"
     window = open_direct_window(qtbot, lambda: typer)
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "We need")
-    window.toggle_running()
-    assert "Direct output: the focused window refused the key" in window.notice and "kept in the panel" in window.notice
+    window.writing.toggle_running()
+    notice = window.status.notice
+    assert "Direct output: the focused window refused the key" in notice and "kept in the panel" in notice
     assert window.panel.toPlainText() == "We need" and typer.screen == ""
     typer.fail = ""
     window.output_mode.direct._retry_at = 0.0  # a second later
-    window.tick(DT)
-    assert typer.screen == "We need" and "Direct output" not in window.notice
+    window.writing.tick(DT)
+    assert typer.screen == "We need" and "Direct output" not in window.status.notice
 
 
 def test_our_own_window_having_the_focus_holds_the_keys(qtbot, settings_path, offscreen_focus):
     typer = FakeTyper()
     window = open_direct_window(qtbot, lambda: typer)
     offscreen_focus[0] = window.windowHandle()  # e.g. the window manager gave it the focus all the same
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "Tom")
-    window.toggle_running()
-    assert typer.keys == [] and "this window has the keyboard focus" in window.notice
+    window.writing.toggle_running()
+    assert typer.keys == [] and "this window has the keyboard focus" in window.status.notice
     offscreen_focus[0] = None  # the user clicked the program to write into
-    window.tick(DT)
+    window.writing.tick(DT)
     assert typer.screen == "Tom"
 
 
@@ -348,40 +349,40 @@ def test_direct_output_unavailable_is_a_notice_and_writing_goes_on(qtbot, settin
         raise OutputUnavailable("there is no X display to type into (DISPLAY is not set)")
 
     window = open_direct_window(qtbot, unavailable)
-    assert "Direct output unavailable: there is no X display" in window.notice
-    window.toggle_running()
+    assert "Direct output unavailable: there is no X display" in window.status.notice
+    window.writing.toggle_running()
     steer(window, "I see")
     assert window.panel.toPlainText() == "I see"
 
 
 def test_output_menu_switches_modes_and_copy_and_speak_on_stop(qtbot, settings_path, monkeypatch, offscreen_focus):
     typer = FakeTyper()
-    import dasher_rnn.ui.output_mode as output_mode
+    import dasher_rnn.ui.parts.output as output_mode
 
     monkeypatch.setattr(output_mode, "open_typer", lambda: typer)
     window = open_direct_window(qtbot, lambda: typer, output="panel")
     assert not window.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus and window.output_mode.direct is None
     window.output_mode.direct_action.trigger()
     assert window.output_mode.direct is not None and window.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus
-    assert window.isVisible() and window.prefs.output == "direct"
+    assert window.isVisible() and window.keeper.prefs.output == "direct"
     window.output_mode.direct_action.trigger()
-    assert window.output_mode.direct is None and window.prefs.output == "panel"
+    assert window.output_mode.direct is None and window.keeper.prefs.output == "panel"
     assert not window.windowFlags() & Qt.WindowType.WindowStaysOnTopHint
 
     said = []
-    monkeypatch.setattr(window.speaker, "speak", lambda text: said.append(text) or True)
+    monkeypatch.setattr(window.speech.speaker, "speak", lambda text: said.append(text) or True)
     window.output_mode.copy_on_stop_action.trigger()
     if window.output_mode.speak_on_stop_action.isEnabled():
         window.output_mode.speak_on_stop_action.trigger()
-    assert window.prefs.copy_on_stop
+    assert window.keeper.prefs.copy_on_stop
     QGuiApplication.clipboard().setText("")
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "Go")
     assert QGuiApplication.clipboard().text() == ""
-    window.toggle_running()
+    window.writing.toggle_running()
     assert QGuiApplication.clipboard().text() == "Go"
-    assert said == (["Go"] if window.prefs.speak_on_stop else [])
-    window.save_prefs()
+    assert said == (["Go"] if window.keeper.prefs.speak_on_stop else [])
+    window.keeper.save()
     saved = SettingsStore().load()
     assert saved.copy_on_stop and saved.output == "panel"
 
@@ -461,14 +462,14 @@ def test_xvfb_the_focused_program_receives_what_the_window_writes(qtbot, setting
     typer = XTestTyper(xvfb)
     assert typer.focus() == int(Path(str(receiver) + ".id").read_text())  # the receiver has the keyboard focus
     window = open_direct_window(qtbot, lambda: typer)
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "hello")
-    window.toggle_running()  # stop: all of it is typed
+    window.writing.toggle_running()  # stop: all of it is typed
     _wait_for(lambda: _received(receiver) == "hello", "hello in the other program")
 
-    window.toggle_running()
+    window.writing.toggle_running()
     back_out(window, len("hel"))  # a deletion: Backspace in the other program
-    window.toggle_running()
+    window.writing.toggle_running()
     written = window.controller.zoom.output
     assert len(written) < 3 and window.output_mode.direct.backspaces > 0
     _wait_for(lambda: _received(receiver) == written, f"{written!r} after the Backspaces")
@@ -482,19 +483,19 @@ def test_xvfb_no_focused_window_keeps_the_text_until_one_has_the_focus(qtbot, se
     d.set_input_focus(X.NONE, X.RevertToNone, X.CurrentTime)
     d.sync()
     window = open_direct_window(qtbot, lambda: XTestTyper(xvfb))
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I see")
-    window.toggle_running()
-    assert "no window has the keyboard focus" in window.notice and "kept in the panel" in window.notice
+    window.writing.toggle_running()
+    assert "no window has the keyboard focus" in window.status.notice and "kept in the panel" in window.status.notice
     assert window.panel.toPlainText() == "I see" and _received(receiver) == ""
 
     receiver_id = int(Path(str(receiver) + ".id").read_text())
     d.set_input_focus(receiver_id, X.RevertToParent, X.CurrentTime)
     d.sync()
     window.output_mode.direct._retry_at = 0.0  # a second later
-    window.tick(DT)
+    window.writing.tick(DT)
     _wait_for(lambda: _received(receiver) == "I see", "the kept text in the other program")
-    assert "Direct output" not in window.notice
+    assert "Direct output" not in window.status.notice
     d.close()
     window.close()
 
@@ -544,11 +545,11 @@ def test_speak_on_stop_without_speech_says_so_in_the_status_bar(qtbot, settings_
     from dasher_rnn.ui.speech import Speaker
 
     window = open_direct_window(qtbot, FakeTyper, output="panel", speak_on_stop=True)
-    window.speaker = Speaker(commands=(), use_qt=False)
-    window.toggle_running()
+    window.speech.speaker = Speaker(commands=(), use_qt=False)
+    window.writing.toggle_running()
     steer(window, "Hi")
-    window.toggle_running()
-    assert "Speak on stop: No speech available" in window.notice and window.panel.toPlainText() == "Hi"
+    window.writing.toggle_running()
+    assert "Speak on stop: No speech available" in window.status.notice and window.panel.toPlainText() == "Hi"
 
 
 def test_xvfb_a_display_that_goes_away_is_a_typing_error(xvfb):

@@ -149,17 +149,17 @@ def test_the_window_offers_unsaved_text_back(qtbot, tmp_path, monkeypatch, resto
         return w
 
     first = window()
-    assert first.restore_bar is None
+    assert first.messages.restore_bar is None
     first.controller.history = "Please call my daughter.\n"
-    first.tick(0.0)
+    first.writing.tick(0.0)
     first.close()  # closed without saving: the text is offered at the next start
     second = window()
-    assert second.restore_bar is not None and second.panel.toPlainText() == ""
-    second.resolve_restore(restore)
-    assert second.restore_bar is None
+    assert second.messages.restore_bar is not None and second.panel.toPlainText() == ""
+    second.messages.resolve_restore(restore)
+    assert second.messages.restore_bar is None
     assert second.panel.toPlainText() == ("Please call my daughter.\n" if restore else "")
     second.close()
     third = window()
-    assert (third.restore_bar is not None) == restore  # restored text is unsaved again; discarded text is gone
-    third.save_text(tmp_path / "saved.txt") if restore else None
+    assert (third.messages.restore_bar is not None) == restore  # restored text is unsaved again; discarded text is gone
+    third.messages.save_text(tmp_path / "saved.txt") if restore else None
     third.close()

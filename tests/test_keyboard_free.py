@@ -48,20 +48,20 @@ def test_save_writes_a_timestamped_file_in_the_documents_folder_without_a_dialog
     from dasher_rnn.journal import Journal
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: pytest.fail("Save must not ask"))
-    window = open_window(qtbot)
-    window.journal = journal = Journal()
-    window.toggle_running()
+    journal = Journal()
+    window = open_window(qtbot, journal=journal)
+    window.writing.toggle_running()
     steer(window, "I see")
-    window.toggle_running()
-    assert window.save_action.text() == "Save" and not window.save_action.text().endswith("…")
-    window.save_action.trigger()
+    window.writing.toggle_running()
+    assert window.messages.save_action.text() == "Save" and not window.messages.save_action.text().endswith("…")
+    window.messages.save_action.trigger()
     files = sorted(documents.glob("dasher-*.txt"))
     assert len(files) == 1 and files[0].read_text(encoding="utf-8") == "I see"
-    assert str(files[0]) in window.notice  # the status bar says where it went
+    assert str(files[0]) in window.status.notice  # the status bar says where it went
     assert json.loads(journal.path.read_text())["saved"] is True  # the journal knows it was saved
-    window.save_text()  # a second save in the same second never overwrites the first
+    window.messages.save_text()  # a second save in the same second never overwrites the first
     assert len(list(documents.glob("dasher-*.txt"))) == 2
-    assert window.save_as_action in window.menuBar().actions()[0].menu().actions()  # Save As for keyboard users
+    assert window.messages.save_as_action in window.menuBar().actions()[0].menu().actions()  # Save As for keyboard users
 
 
 def test_timestamped_names_never_collide(tmp_path):
@@ -73,7 +73,7 @@ def test_timestamped_names_never_collide(tmp_path):
 
 def test_preferences_dialog_changes_apply_and_are_saved_in_one_place(qtbot, settings_path, documents):
     window = open_window(qtbot)
-    dialog = PreferencesDialog(window)
+    dialog = window.preferences_dialog()
     qtbot.addWidget(dialog)
     for stepper in dialog.findChildren(Stepper):  # nothing to type: large − and + buttons
         assert stepper.plus.minimumHeight() >= BUTTON_PX and stepper.minus.minimumWidth() >= BUTTON_PX
@@ -84,41 +84,41 @@ def test_preferences_dialog_changes_apply_and_are_saved_in_one_place(qtbot, sett
     dialog.speed.plus.click()
     assert window.controller.speed_bps == pytest.approx(speed + 0.1)
     dialog.pause_outside.click()
-    assert window.controller.pause_outside == window.prefs.pause_outside == dialog.pause_outside.isChecked()
+    assert window.controller.pause_outside == window.keeper.prefs.pause_outside == dialog.pause_outside.isChecked()
     dialog.rest_stop.set_value(7, emit=True)
-    assert window.controller.rest_stop_seconds == 7 == window.prefs.rest_stop_seconds
+    assert window.controller.rest_stop_seconds == 7 == window.keeper.prefs.rest_stop_seconds
     dialog.label_size.plus.click()
-    assert window.view.min_label_px == window.prefs.label_min_px == 14
+    assert window.view.min_label_px == window.keeper.prefs.label_min_px == 14
     dialog.font_size.plus.click()
-    assert window.prefs.font_size == 16 and window.font_box.value() == 16
+    assert window.keeper.prefs.font_size == 16 and window.looks.font_box.value() == 16
     dialog.scheme.buttons["high-contrast"].click()
-    assert window.view.scheme == window.prefs.colour_scheme == "high-contrast"
+    assert window.view.scheme == window.keeper.prefs.colour_scheme == "high-contrast"
     dialog.text_panel.click()
-    assert not window.prefs.text_panel and not window.panel.isVisibleTo(window)
+    assert not window.keeper.prefs.text_panel and not window.panel.isVisibleTo(window)
     dialog.turbo.plus.click()
-    assert window.controller.turbo_factor == window.prefs.turbo_factor
+    assert window.controller.turbo_factor == window.keeper.prefs.turbo_factor
     dialog.reverse_speed.minus.click()
-    assert window.controller.reverse_speed == pytest.approx(window.prefs.reverse_speed)
+    assert window.controller.reverse_speed == pytest.approx(window.keeper.prefs.reverse_speed)
     dialog.lower_share.plus.click()
-    assert window.controller.source.start_lower_share == window.prefs.start_lower_share
+    assert window.controller.source.start_lower_share == window.keeper.prefs.start_lower_share
     dialog.copy_on_stop.click()
-    assert window.prefs.copy_on_stop and window.output_mode.copy_on_stop_action.isChecked()
+    assert window.keeper.prefs.copy_on_stop and window.output_mode.copy_on_stop_action.isChecked()
     dialog.adaptation.click()
-    assert window.prefs.adaptation is dialog.adaptation.isChecked() is window.adapt_box.isChecked()
+    assert window.keeper.prefs.adaptation is dialog.adaptation.isChecked() is window.learning.adapt_box.isChecked()
     dialog.preset.buttons["eye-tracker"].click()  # a preset brings its speeds: the dialog shows them
-    assert window.controller.preset.name == window.prefs.preset == "eye-tracker"
+    assert window.controller.preset.name == window.keeper.prefs.preset == "eye-tracker"
     assert dialog.speed.value() == pytest.approx(window.controller.speed_bps)
     assert not dialog.auto_speed.isEnabled()
 
-    window.save_prefs()
+    window.keeper.save()
     saved = SettingsStore(settings_path).load()
-    assert saved == window.prefs
+    assert saved == window.keeper.prefs
     assert (saved.rest_stop_seconds, saved.colour_scheme, saved.preset) == (7, "high-contrast", "eye-tracker")
 
 
 def test_every_preference_a_user_changes_is_in_the_dialog(qtbot, settings_path, documents):
     window = open_window(qtbot)
-    dialog = PreferencesDialog(window)
+    dialog = window.preferences_dialog()
     qtbot.addWidget(dialog)
     controls = {name for name, value in vars(dialog).items() if isinstance(value, Stepper | Toggle | Choice)}
     assert controls >= {"speed", "auto_speed", "reverse_speed", "turbo", "input", "preset", "pause_outside",
@@ -130,16 +130,16 @@ def test_the_profile_picker_keeps_the_choice_for_the_next_start(qtbot, settings_
     store = ProfileStore()
     store.save("anna", {}, {"characters_adapted": 1234})
     window = open_window(qtbot)
-    dialog = ProfileDialog(window, store)
+    dialog = window.profile_dialog(store)
     qtbot.addWidget(dialog)
     assert "anna" in dialog.choice.buttons and "1,234" in dialog.choice.buttons["anna"].text()
     assert dialog.choice.buttons["anna"].minimumHeight() >= BUTTON_PX
     dialog.choice.buttons["anna"].click()
-    assert window.prefs.profile == "anna"
+    assert window.keeper.prefs.profile == "anna"
     assert SettingsStore(settings_path).load().profile == "anna"  # saved at once
     assert "next start" in dialog.message.text()
     name = dialog.new_profile()
-    assert name == "person-2" and window.prefs.profile == "person-2"
+    assert name == "person-2" and window.keeper.prefs.profile == "person-2"
 
 
 def test_switching_profile_saves_what_the_current_one_learned_first(qtbot, settings_path, documents):
@@ -150,12 +150,12 @@ def test_switching_profile_saves_what_the_current_one_learned_first(qtbot, setti
     model = PPMModel(ALPHABET)
     model.train_text("\n".join(make_sentences(300)) + "\n")
     window = open_window(qtbot, source=writer_source("ppm", trained_ppm=model, profile="me"), profile="me")
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I see")
-    window.new_message()  # committed: learned into profile "me"
+    window.messages.new_message()  # committed: learned into profile "me"
     store = ProfileStore()
     assert not store.exists("me")
-    dialog = ProfileDialog(window, store)
+    dialog = window.profile_dialog(store)
     qtbot.addWidget(dialog)
     assert "In use now: me" in dialog.message.text()
     dialog.new_profile()
@@ -187,35 +187,35 @@ def test_the_window_opens_preferences_profile_and_help_from_toolbar_buttons(qtbo
 def test_clear_and_new_message_offer_a_large_undo(qtbot, settings_path, documents):
     window = open_window(qtbot)
     c = window.controller
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I see")
-    window.toggle_running()
-    window.new_message()
-    assert c.history == "I see\n" and window.undo_bar.isVisibleTo(window) and window.undo_bar.offered
-    window.undo_bar.undo_action.trigger()  # back in the message: writing goes on from its end
+    window.writing.toggle_running()
+    window.messages.new_message()
+    assert c.history == "I see\n" and window.messages.undo_bar.isVisibleTo(window) and window.messages.undo_bar.offered
+    window.messages.undo_bar.undo_action.trigger()  # back in the message: writing goes on from its end
     assert c.history == "I see" and c.zoom.context == "I see"  # (a likely space may already sit under the crosshair)
     assert window.panel.toPlainText().startswith("I see") and "\n" not in c.text
-    assert not window.undo_bar.isVisibleTo(window)
-    window.toggle_running()
+    assert not window.messages.undo_bar.isVisibleTo(window)
+    window.writing.toggle_running()
     steer(window, " you")
-    window.toggle_running()
+    window.writing.toggle_running()
     assert window.panel.toPlainText() == "I see you"
 
-    window.clear_text()
-    assert c.text == "" and window.undo_bar.offered
-    window.undo_bar.undo_action.trigger()
+    window.messages.clear_text()
+    assert c.text == "" and window.messages.undo_bar.offered
+    window.messages.undo_bar.undo_action.trigger()
     assert window.panel.toPlainText() == "I see you\n"
-    window.clear_text()
-    window.undo_bar.expire()  # the few seconds passed
-    assert not window.undo_bar.undo() and c.text == ""
+    window.messages.clear_text()
+    window.messages.undo_bar.expire()  # the few seconds passed
+    assert not window.messages.undo_bar.undo() and c.text == ""
 
 
 def test_new_message_is_not_beside_copy_all(qtbot, settings_path, documents):
     window = open_window(qtbot)
-    for bar in window.findChildren(type(window.undo_bar).__mro__[1]):  # every QToolBar
+    for bar in window.findChildren(type(window.messages.undo_bar).__mro__[1]):  # every QToolBar
         actions = [a for a in bar.actions() if not a.isSeparator()]
-        if window.copy_action in actions:
-            assert window.new_message_action not in actions
+        if window.messages.copy_action in actions:
+            assert window.messages.new_message_action not in actions
 
 
 def test_the_empty_text_panel_says_what_it_is(qtbot, settings_path, documents):
@@ -229,7 +229,7 @@ def test_tooltips_are_narrow_enough_never_to_be_cut_off(qtbot, settings_path, do
     window = open_window(qtbot)
     for action in window.actions():
         assert all(len(line) <= TIP_WIDTH for line in action.toolTip().splitlines()), action.text()
-    for box in (window.adapt_box, window.auto_speed_box, window.speed_box, window.preset_box):
+    for box in (window.learning.adapt_box, window.writing.auto_speed_box, window.writing.speed_box, window.input.preset_box):
         assert all(len(line) <= TIP_WIDTH for line in box.toolTip().splitlines()), box.toolTip()
 
 

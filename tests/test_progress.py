@@ -80,26 +80,26 @@ def test_the_log_appends_skips_torn_lines_and_stays_bounded_without_losing_the_s
 def test_figures_are_recorded_per_message_and_survive_a_restart(qtbot, settings_path, tmp_path):  # noqa: F811
     profiles = tmp_path / "profiles"
     window = open_window(qtbot, profile_source(profiles))
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I want some water.")
-    window.new_message()  # the toolbar's New message
+    window.messages.new_message()  # the toolbar's New message
     if not window.controller.running:
-        window.toggle_running()
+        window.writing.toggle_running()
     steer(window, "We need")
-    window.toggle_running()
-    window.clear_text()
+    window.writing.toggle_running()
+    window.messages.clear_text()
     window.close()  # nothing written since: nothing more recorded
     lines = (profiles / "me" / PROGRESS_FILE).read_text().splitlines()
     assert [json.loads(line)["characters"] for line in lines] == [len("I want some water."), len("We need")]
 
     window = open_window(qtbot, profile_source(profiles))  # the next start, the same profile
-    records = window.progress_log.read()
+    records = window.progress.log.read()
     assert [r.characters for r in records] == [18, 7]
     assert all(r.seconds > 0 and r.bits > 0 and r.speed_bps == 4.0 for r in records)
-    dialog = window.open_progress()  # View > Progress
+    dialog = window.progress.open_progress()  # View > Progress
     qtbot.addWidget(dialog)
     assert dialog.isVisible() and len(dialog.records) == 2
-    assert window.progress_action in next(a.menu() for a in window.menuBar().actions() if a.text() == "&View").actions()
+    assert window.progress.progress_action in next(a.menu() for a in window.menuBar().actions() if a.text() == "&View").actions()
     dialog.folder = tmp_path / "documents"
     saved = dialog.save_picture()  # a large button, no file dialog
     assert saved is not None and QImage(str(saved)).width() == 1200 and str(saved) in dialog.message.text()
@@ -107,11 +107,11 @@ def test_figures_are_recorded_per_message_and_survive_a_restart(qtbot, settings_
 
 def test_without_a_profile_nothing_is_recorded(qtbot, settings_path):  # noqa: F811
     window = open_window(qtbot)
-    assert window.progress_log is None
-    window.toggle_running()
+    assert window.progress.log is None
+    window.writing.toggle_running()
     steer(window, "We need")
-    window.new_message()
-    dialog = window.open_progress()
+    window.messages.new_message()
+    dialog = window.progress.open_progress()
     qtbot.addWidget(dialog)
     assert not dialog.save_button.isEnabled()
 
@@ -186,8 +186,8 @@ def test_new_message_from_the_control_box_is_recorded_too(qtbot, settings_path, 
     window.resize(760, 700)
     window.show()
     qtbot.waitExposed(window)
-    window.toggle_running()
+    window.writing.toggle_running()
     steer_to(window, "I see")
     steer_to(window, "I see", Action.NEW_MESSAGE)  # no click, no toolbar: the control box finishes it
-    records = window.progress_log.read()
+    records = window.progress.log.read()
     assert [r.characters for r in records] == [5] and records[0].seconds > 0 and records[0].bits > 0

@@ -96,15 +96,15 @@ def test_the_speed_suggestion_follows_rate_and_corrections():
 
 
 def test_the_tutorial_teaches_the_model_nothing_and_suggests_a_speed(qtbot, settings_path, tmp_path):  # noqa: F811
-    window = open_window(qtbot)
-    window.journal = journal = Journal(tmp_path / "journal.json", interval=0.0)
+    journal = Journal(tmp_path / "journal.json", interval=0.0)
+    window = open_window(qtbot, journal=journal)
     writer = window.controller.writer
     ppm = writer.mixer.ppm
     counts = ppm.snapshot()["counts"].copy()
     committed = writer.status().committed
-    window.timer.start()  # the window's frames pause while the tutorial is open
+    window.writing.timer.start()  # the window's frames pause while the tutorial is open
     dialog = open_tutorial(qtbot, window)
-    assert not window.timer.isActive() and not window.prefs.tutorial_done
+    assert not window.writing.timer.isActive() and not window.keeper.prefs.tutorial_done
 
     qtbot.mouseClick(dialog.start_practice_button, Qt.MouseButton.LeftButton)  # no keyboard needed
     assert dialog.pages.currentIndex() == PRACTICE_PAGE and dialog.phrase == "hello"
@@ -137,22 +137,23 @@ def test_the_tutorial_teaches_the_model_nothing_and_suggests_a_speed(qtbot, sett
     else:  # the same speed: one button to start writing
         assert dialog.use_button.isHidden() and dialog.keep_button.text() == "Start writing"
         qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
-    assert window.tutorial is None and window.timer.isActive()
-    assert window.controller.speed_bps == pytest.approx(s.speed_bps) and window.prefs.speed_bps == pytest.approx(s.speed_bps)
-    assert window.prefs.tutorial_done
-    window.save_prefs()
+    assert window.tutorial is None and window.writing.timer.isActive()
+    assert window.controller.speed_bps == pytest.approx(s.speed_bps)
+    assert window.keeper.prefs.speed_bps == pytest.approx(s.speed_bps)
+    assert window.keeper.prefs.tutorial_done
+    window.keeper.save()
     assert SettingsStore().load().tutorial_done
 
     # the same phrase written in the window itself is learned (so the check above can fail)
-    window.timer.stop()
-    window.toggle_running()
+    window.writing.timer.stop()
+    window.writing.toggle_running()
     zoom = window.controller.zoom
     for _ in range(4000):
         window.view.set_pointer_override(window.view.viewport().to_screen(*target_pointer(zoom, "hello")))
-        window.tick(DT)
+        window.writing.tick(DT)
         if zoom.output == "hello":
             break
-    window.new_message()
+    window.messages.new_message()
     assert not np.array_equal(ppm.snapshot()["counts"], counts)
 
 
@@ -178,14 +179,14 @@ def test_a_tutorial_phrase_leaves_the_rnn_weights_unchanged(qtbot, settings_path
 
 def test_skipping_the_tutorial_remembers_it_and_help_opens_it_again(qtbot, settings_path):  # noqa: F811
     window = open_window(qtbot)
-    assert not window.prefs.tutorial_done
+    assert not window.keeper.prefs.tutorial_done
     help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
     assert window.tutorial_action in help_menu.actions()
     dialog = open_tutorial(qtbot, window)
     skip = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Skip the tutorial")
     assert skip.minimumHeight() >= 56 or skip.sizeHint().height() >= 56  # large, for gaze and dwell
     qtbot.mouseClick(skip, Qt.MouseButton.LeftButton)
-    assert window.tutorial is None and window.prefs.tutorial_done
+    assert window.tutorial is None and window.keeper.prefs.tutorial_done
     window.tutorial_action.trigger()
     assert window.tutorial is not None and window.tutorial.timer.isActive()  # its frames run
     window.tutorial.reject()

@@ -28,9 +28,10 @@ from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.paint import paint_frame
+from dasher_rnn.ui.parts.writing import frame_interval_ms
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
-from dasher_rnn.ui.window import MainWindow, frame_interval_ms
+from dasher_rnn.ui.window import MainWindow
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
@@ -53,11 +54,11 @@ def ppm_source():
     return writer_source("ppm", trained_ppm=model)
 
 
-def open_window(qtbot, source=None, store: SettingsStore | None = None, **prefs) -> MainWindow:
+def open_window(qtbot, source=None, store: SettingsStore | None = None, journal=None, **prefs) -> MainWindow:
     store = store or SettingsStore()
     loaded = store.load().model_copy(update={"speed_bps": 4.0, "auto_speed": False, **prefs})  # unchecked: port 0
     window = MainWindow(WritingController(source or ppm_source(), loaded.controller_config()), store, loaded,
-                        start_timer=False)
+                        start_timer=False, journal=journal)
     qtbot.addWidget(window)  # closed (and so shut down) after the test
     window.resize(760, 700)  # inside the offscreen screen (800 x 800): pointer events off it are lost
     window.show()
@@ -81,7 +82,7 @@ def steer(window: MainWindow, target: str, frames: int = 3000, lockstep: bool = 
         if lockstep:
             wait_for_answers(zoom)
         point_at(window, *target_pointer(zoom, zoom.context + target))
-        window.tick(DT)
+        window.writing.tick(DT)
         if i % 50 == 0:
             QApplication.processEvents()  # paint now and then, as the real loop does
         if zoom.output == target:
@@ -95,14 +96,14 @@ def test_click_starts_and_steering_into_boxes_writes_into_the_panel(qtbot, setti
     assert not window.controller.running and "click" in view.hint
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint(50, 50))
     assert window.controller.running and view.hint == ""
-    assert window.start_action.text() == "Stop"
+    assert window.writing.start_action.text() == "Stop"
 
     # a real mouse move lands in the view's pointer and in the frame's steering
     x, y = target_pointer(window.controller.zoom, "I want")
     sx, sy = view.viewport().to_screen(max(x, 200.0), y)  # well inside the view
     QTest.mouseMove(view, QPoint(round(sx), round(sy)))
     assert view.pointer_screen == pytest.approx((round(sx), round(sy)))
-    window.tick(DT)
+    window.writing.tick(DT)
     assert window.controller.zoom.bits_total > 0
 
     steer(window, "I want some water.")
@@ -113,12 +114,12 @@ def test_click_starts_and_steering_into_boxes_writes_into_the_panel(qtbot, setti
 
 def test_backing_out_deletes_text_from_the_panel(qtbot, settings_path):
     window = open_window(qtbot)
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "We need")
     assert window.panel.toPlainText() == "We need"
     point_at(window, REVERSE_X, ORIGIN_Y)  # left of the crosshair
     for _ in range(600):
-        window.tick(DT)
+        window.writing.tick(DT)
         if len(window.panel.toPlainText()) < len("We need") - 2:
             break
     text = window.panel.toPlainText()
@@ -137,7 +138,7 @@ def test_space_toggles_and_stop_freezes_the_zoom(qtbot, settings_path):
     before = (zoom.root_lo, zoom.root_hi, zoom.bits_total, window.panel.toPlainText())
     point_at(window, 100.0, 500.0)
     for _ in range(30):
-        frame = window.tick(DT)
+        frame = window.writing.tick(DT)
         assert frame.bits == 0
     assert (zoom.root_lo, zoom.root_hi, zoom.bits_total, window.panel.toPlainText()) == before
 
@@ -153,10 +154,10 @@ def test_pointer_leaving_the_view_is_none(qtbot, settings_path):
 
 def test_clicks_do_not_start_with_a_dwell_preset(qtbot, settings_path):
     window = open_window(qtbot)
-    window.preset_box.setCurrentIndex(window.preset_box.findData("eye-tracker"))
+    window.input.preset_box.setCurrentIndex(window.input.preset_box.findData("eye-tracker"))
     assert window.controller.preset.name == "eye-tracker"
-    assert window.speed_box.value() == pytest.approx(0.8)  # the preset brings its speed
-    window.tick(DT)
+    assert window.writing.speed_box.value() == pytest.approx(0.8)  # the preset brings its speed
+    window.writing.tick(DT)
     assert "rest the pointer" in window.view.hint
     qtbot.mouseClick(window.view, Qt.MouseButton.LeftButton)
     assert not window.controller.running
@@ -164,10 +165,10 @@ def test_clicks_do_not_start_with_a_dwell_preset(qtbot, settings_path):
 
 def test_preferences_persist_in_the_settings_file(qtbot, settings_path):
     window = open_window(qtbot)
-    window.speed_box.setValue(3.2)
-    window.scheme_box.setCurrentIndex(window.scheme_box.findData("high-contrast"))
-    window.font_box.setValue(20)
-    window.auto_speed_box.setChecked(True)
+    window.writing.speed_box.setValue(3.2)
+    window.looks.scheme_box.setCurrentIndex(window.looks.scheme_box.findData("high-contrast"))
+    window.looks.font_box.setValue(20)
+    window.writing.auto_speed_box.setChecked(True)
     window.close()
     assert settings_path.is_file()
     prefs = SettingsStore().load()
@@ -178,10 +179,10 @@ def test_preferences_persist_in_the_settings_file(qtbot, settings_path):
     again = MainWindow(WritingController(writer_source("uniform"), loaded.controller_config()), store, loaded,
                        start_timer=False)
     qtbot.addWidget(again)
-    assert again.speed_box.value() == pytest.approx(3.2)
+    assert again.writing.speed_box.value() == pytest.approx(3.2)
     assert again.controller.speed_bps == pytest.approx(3.2)
     assert again.view.scheme == "high-contrast"
-    assert again.scheme_box.currentData() == "high-contrast"
+    assert again.looks.scheme_box.currentData() == "high-contrast"
     assert again.panel.font().pointSize() == 20
 
 
@@ -189,17 +190,17 @@ def test_the_window_updates_the_controller_and_its_preferences(qtbot, settings_p
     window = open_window(qtbot)
     c = window.controller
     assert not hasattr(c, "prefs")  # the controller holds plain values; the window owns the preferences
-    window.preset_box.setCurrentIndex(window.preset_box.findData("head-mouse"))
+    window.input.preset_box.setCurrentIndex(window.input.preset_box.findData("head-mouse"))
     head = window.controller.preset
-    assert c.config == window.prefs.controller_config()
-    assert (window.prefs.preset, window.prefs.speed_bps, window.prefs.reverse_speed) == ("head-mouse", head.speed_bps,
-                                                                                         head.reverse_speed)
-    window.auto_speed_box.setChecked(False)
-    assert not c.auto_speed_enabled and not window.prefs.auto_speed
-    window.speed_box.setValue(2.5)
-    assert c.speed_bps == window.prefs.speed_bps == 2.5
+    assert c.config == window.keeper.prefs.controller_config()
+    prefs = window.keeper.prefs
+    assert (prefs.preset, prefs.speed_bps, prefs.reverse_speed) == ("head-mouse", head.speed_bps, head.reverse_speed)
+    window.writing.auto_speed_box.setChecked(False)
+    assert not c.auto_speed_enabled and not window.keeper.prefs.auto_speed
+    window.writing.speed_box.setValue(2.5)
+    assert c.speed_bps == window.keeper.prefs.speed_bps == 2.5
     c.set_speed(3.5)  # as auto speed would: the preferences follow only when the window saves it at the end
-    assert window.prefs.speed_bps == 2.5
+    assert window.keeper.prefs.speed_bps == 2.5
     window.close()
     saved = SettingsStore().load()
     assert (saved.preset, saved.speed_bps, saved.auto_speed, saved.reverse_speed) == ("head-mouse", 2.5, False, 0.8)
@@ -208,100 +209,101 @@ def test_the_window_updates_the_controller_and_its_preferences(qtbot, settings_p
 def test_a_bad_settings_file_shows_a_notice(qtbot, settings_path):
     settings_path.write_text("{not json")
     window = open_window(qtbot)
-    assert "corrupt" in window.notice
+    assert "corrupt" in window.status.notice
 
 
 def test_gaze_datagrams_move_the_pointer(qtbot, settings_path):
     window = open_window(qtbot, input="gaze-udp", gaze_port=0)  # port 0: any free port
-    assert window.gaze is not None and window.input_box.currentData() == "gaze-udp"
-    assert "UDP port" in window.notice
+    assert window.input.gaze is not None and window.input.input_box.currentData() == "gaze-udp"
+    assert "UDP port" in window.status.notice
     view = window.view
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.sendto(json.dumps({"x": 0.5, "y": 0.5}).encode(), ("127.0.0.1", window.gaze.port))
-        qtbot.waitUntil(lambda: window.gaze.received > 0, timeout=5000)
-    window.tick(DT)
+        sock.sendto(json.dumps({"x": 0.5, "y": 0.5}).encode(), ("127.0.0.1", window.input.gaze.port))
+        qtbot.waitUntil(lambda: window.input.gaze.received > 0, timeout=5000)
+    window.writing.tick(DT)
     geometry = (view.screen() or QGuiApplication.primaryScreen()).geometry()
     expected = view.mapFromGlobal(QPointF(geometry.x() + 0.5 * geometry.width(), geometry.y() + 0.5 * geometry.height()))
     assert view.pointer_screen == pytest.approx((expected.x(), expected.y()), abs=0.5)
-    window.set_input("mouse")
-    assert window.gaze is None and window.prefs.input == "mouse"
+    window.input.set_input("mouse")
+    assert window.input.gaze is None and window.keeper.prefs.input == "mouse"
 
 
 def test_bad_gaze_datagrams_reach_the_status_bar_and_gaze_goes_on(qtbot, settings_path):
     """Issue 21: a 401-digit integer killed the receiver; the app stayed paused and showed nothing."""
     window = open_window(qtbot, input="gaze-udp", gaze_port=0)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.sendto(b'{"x": ' + b"1" * 401 + b', "y": 0.5}', ("127.0.0.1", window.gaze.port))
-        sock.sendto(b"0.5 0.5", ("127.0.0.1", window.gaze.port))
-        qtbot.waitUntil(lambda: window.gaze.received > 0 and window.gaze.rejected > 0, timeout=5000)
+        sock.sendto(b'{"x": ' + b"1" * 401 + b', "y": 0.5}', ("127.0.0.1", window.input.gaze.port))
+        sock.sendto(b"0.5 0.5", ("127.0.0.1", window.input.gaze.port))
+        qtbot.waitUntil(lambda: window.input.gaze.received > 0 and window.input.gaze.rejected > 0, timeout=5000)
     window.update_status()
-    assert "Gaze over UDP: 1 bad datagram ignored" in window.notice and "too large" in window.notice
-    window.tick(DT)
+    assert "Gaze over UDP: 1 bad datagram ignored" in window.status.notice and "too large" in window.status.notice
+    window.writing.tick(DT)
     assert window.view.pointer_screen is not None
-    window.set_input("mouse")
-    assert "bad datagram" not in window.notice
+    window.input.set_input("mouse")
+    assert "bad datagram" not in window.status.notice
 
 
 def test_dasher_socket_lines_move_the_pointer_in_the_writing_area(qtbot, settings_path):
     window = open_window(qtbot, input="dasher-socket", socket_port=0, socket_x_label="XCoordinate",
                          socket_y_label="YCoordinate", socket_x_min=-100.0, socket_x_max=100.0, socket_y_min=512.0,
                          socket_y_max=0.0)
-    assert window.gaze is not None and window.input_box.currentData() == "dasher-socket"
-    assert "Listening for Dasher socket input on UDP port" in window.notice
+    assert window.input.gaze is not None and window.input.input_box.currentData() == "dasher-socket"
+    assert "Listening for Dasher socket input on UDP port" in window.status.notice
     view = window.view
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.sendto(b"XCoordinate 50\nYCoordinate 128\nOtherData 12s\nYCoordinate nan\n",
-                    ("127.0.0.1", window.gaze.port))
-        qtbot.waitUntil(lambda: window.gaze.received > 0, timeout=5000)
-    window.tick(DT)
+                    ("127.0.0.1", window.input.gaze.port))
+        qtbot.waitUntil(lambda: window.input.gaze.received > 0, timeout=5000)
+    window.writing.tick(DT)
     # x: 50 in -100..100 is three quarters across; y: 128 in 512..0 (inverted) is three quarters down
     assert view.pointer_screen == pytest.approx((0.75 * view.width(), 0.75 * view.height()))
     window.update_status()
-    assert "Dasher socket input: 1 bad line ignored (last: value is NaN" in window.notice
-    window.set_input("mouse")
-    assert window.gaze is None and "Dasher socket" not in window.notice
+    assert "Dasher socket input: 1 bad line ignored (last: value is NaN" in window.status.notice
+    window.input.set_input("mouse")
+    assert window.input.gaze is None and "Dasher socket" not in window.status.notice
 
 
 def test_unusable_socket_ranges_fall_back_to_the_mouse_with_a_message(qtbot, settings_path):
     window = open_window(qtbot, input="dasher-socket", socket_port=0, socket_x_min=0.5, socket_x_max=0.5)
-    assert window.gaze is None and window.input_box.currentData() == "mouse"
-    assert "Dasher socket" in window.notice and "must not be empty" in window.notice
+    assert window.input.gaze is None and window.input.input_box.currentData() == "mouse"
+    assert "Dasher socket" in window.status.notice and "must not be empty" in window.status.notice
 
 
 def test_a_missing_eye_tracker_falls_back_to_the_mouse(qtbot, settings_path):
     if importlib.util.find_spec("tobii_research") is not None:
         pytest.skip("tobii-research is installed")
     window = open_window(qtbot)
-    window.input_box.setCurrentIndex(window.input_box.findData("tobii"))
-    assert window.gaze is None and window.input_box.currentData() == "mouse"
-    assert "Tobii" in window.notice and "using the mouse" in window.notice
+    window.input.input_box.setCurrentIndex(window.input.input_box.findData("tobii"))
+    assert window.input.gaze is None and window.input.input_box.currentData() == "mouse"
+    assert "Tobii" in window.status.notice and "using the mouse" in window.status.notice
 
 
 def test_text_actions(qtbot, settings_path, tmp_path, monkeypatch):
     window = open_window(qtbot)
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I see")
-    window.copy_all()
+    window.messages.copy_all()
     assert QGuiApplication.clipboard().text() == "I see"
 
     out = tmp_path / "out.txt"
     monkeypatch.setenv("DASHER_RNN_DOCUMENTS", str(tmp_path / "documents"))
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
-    assert window.save_text_as()
+    assert window.messages.save_text_as()
     assert out.read_text(encoding="utf-8") == "I see"
     warnings = []
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: warnings.append(a))
-    assert not window.save_text(tmp_path / "no-such-folder" / "x.txt")
+    assert not window.messages.save_text(tmp_path / "no-such-folder" / "x.txt")
     assert warnings and "Could not save" in warnings[0][2]
 
     QTest.keyClick(window.view, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)  # new message
     assert window.controller.history == "I see\n" and window.panel.toPlainText() == "I see\n"
     steer(window, "Go")
     assert window.panel.toPlainText() == "I see\nGo"
-    window.clear_text()
+    window.messages.clear_text()
     assert window.panel.toPlainText() == "" and window.controller.text == ""
-    if not window.speaker.available:
-        assert not window.speak_action.isEnabled() and "No speech" in window.speak_action.toolTip().replace("\n", " ")
+    if not window.speech.speaker.available:
+        speak = window.speech.speak_action
+        assert not speak.isEnabled() and "No speech" in speak.toolTip().replace("\n", " ")
 
 
 def test_speaker_runs_a_speech_command_without_waiting(tmp_path, monkeypatch):
@@ -323,8 +325,8 @@ def test_the_frame_timer_drives_frames(qtbot, settings_path):
     window = MainWindow(WritingController(writer_source("uniform")), store, store.load())
     qtbot.addWidget(window)
     window.show()
-    first = window.frames
-    qtbot.waitUntil(lambda: window.frames > first + 3, timeout=10000)
+    first = window.writing.frames
+    qtbot.waitUntil(lambda: window.writing.frames > first + 3, timeout=10000)
     assert frame_interval_ms(60) == 17 and frame_interval_ms(0) == 16
 
 
@@ -374,15 +376,15 @@ def test_void_qt_calls_do_not_leak_none(qapp):
 
 def test_the_rnn_writes_and_adapts_in_the_window(qtbot, settings_path):
     window = open_window(qtbot, writer_source("rnn"), speed_bps=3.0)
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "hello there", lockstep=True)
     assert window.panel.toPlainText() == "hello there"
     window.update_status()
-    assert window.adaptation_label.text().startswith("adapting:")
-    window.adapt_box.setChecked(False)
+    assert window.status.adaptation_label.text().startswith("adapting:")
+    window.learning.adapt_box.setChecked(False)
     window.controller.writer.flush()
     window.update_status()
-    assert window.adaptation_label.text() == "adaptation off" and not window.prefs.adaptation
+    assert window.status.adaptation_label.text() == "adaptation off" and not window.keeper.prefs.adaptation
     window.close()
     assert SettingsStore().load().adaptation is False
 
@@ -399,14 +401,14 @@ def test_run_app_reports_a_model_that_cannot_load(qapp, tmp_path, monkeypatch):
 def test_the_text_panel_can_be_hidden_and_shrunk_and_the_canvas_takes_its_place(qtbot, settings_path):
     window = open_window(qtbot)
     view_height = window.view.height()
-    assert window.panel_action.isChecked() and window.panel.isVisible()
-    window.panel_action.trigger()  # the toolbar button: no keyboard needed
+    assert window.looks.panel_action.isChecked() and window.panel.isVisible()
+    window.looks.panel_action.trigger()  # the toolbar button: no keyboard needed
     QApplication.processEvents()
     assert not window.panel.isVisible() and window.view.height() > view_height
-    assert window.prefs.text_panel is False
-    window.panel_action.trigger()
+    assert window.keeper.prefs.text_panel is False
+    window.looks.panel_action.trigger()
     QApplication.processEvents()
-    assert window.panel.isVisible() and window.prefs.text_panel is True
+    assert window.panel.isVisible() and window.keeper.prefs.text_panel is True
     window.splitter.setSizes([0, 10_000])  # dragged shut: the splitter lets the panel collapse
     assert window.splitter.sizes()[0] == 0
     window.close()
@@ -423,10 +425,10 @@ def test_the_window_opens_sized_to_the_screen_and_full_screen_for_gaze(qtbot, se
         window.show_sized_to_screen()
         qtbot.waitExposed(window)
         available = window.screen().availableGeometry()
-        assert window.isFullScreen() == full and window.full_screen_action.isChecked() == full
+        assert window.isFullScreen() == full and window.looks.full_screen_action.isChecked() == full
         assert window.frameGeometry().width() >= available.width() - 2
         assert window.frameGeometry().height() >= available.height() - 2
-        window.full_screen_action.trigger()  # a button leaves full screen (and enters it)
+        window.looks.full_screen_action.trigger()  # a button leaves full screen (and enters it)
         assert window.isFullScreen() != full
         window.close()
 
@@ -436,31 +438,31 @@ def test_the_pointer_leaving_the_canvas_pauses_writing(qtbot, settings_path):
     view = window.view
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint(view.width() - 50, view.height() // 2))
     assert window.controller.running
-    window.tick(DT)
+    window.writing.tick(DT)
     QApplication.sendEvent(view, QEvent(QEvent.Type.Leave))  # off to the toolbar, say
-    window.tick(DT)
+    window.writing.tick(DT)
     assert not window.controller.running and "left the canvas" in view.hint and "click" in view.hint
 
 
 def test_undo_writing_takes_back_the_run_from_the_toolbar_and_the_edit_menu(qtbot, settings_path):
     window = open_window(qtbot)
-    assert not window.undo_action.isEnabled()
-    window.toggle_running()
+    assert not window.writing.undo_action.isEnabled()
+    window.writing.toggle_running()
     steer(window, "I want")
-    window.toggle_running()
+    window.writing.toggle_running()
     kept = window.panel.toPlainText()
     ppm = window.controller.writer.mixer.ppm
     learned = ppm.snapshot()["counts"].sum()
-    window.toggle_running()
+    window.writing.toggle_running()
     steer(window, "I want some water.")
     assert ppm.snapshot()["counts"].sum() > learned
-    assert window.undo_action.isEnabled()
-    button = window.findChild(QToolBar, "writing-toolbar").widgetForAction(window.undo_action)
+    assert window.writing.undo_action.isEnabled()
+    button = window.findChild(QToolBar, "writing-toolbar").widgetForAction(window.writing.undo_action)
     assert button.minimumHeight() >= 40 and button.font().bold()  # large: the one to reach for after a mistake
     edit_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Edit")
-    assert window.undo_action in edit_menu.actions()
+    assert window.writing.undo_action in edit_menu.actions()
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)  # no keyboard needed
-    assert not window.controller.running and window.start_action.text() == "Start"
+    assert not window.controller.running and window.writing.start_action.text() == "Start"
     assert window.panel.toPlainText() == kept and ppm.snapshot()["counts"].sum() == learned
 
 
@@ -483,16 +485,16 @@ def test_the_window_takes_the_label_size_from_the_preferences(qtbot, settings_pa
 def test_a_resting_pointer_in_the_window_stops_and_never_speeds_up(qtbot, settings_path):
     """Issue 22's evidence, replayed: the mouse preset, auto speed on at 1.5 bits/s, the pointer left resting."""
     window = open_window(qtbot, speed_bps=1.5, auto_speed=True)
-    assert window.controller.rest_stop_seconds == window.prefs.rest_stop_seconds > 0
-    window.toggle_running()
+    assert window.controller.rest_stop_seconds == window.keeper.prefs.rest_stop_seconds > 0
+    window.writing.toggle_running()
     point_at(window, 0.6 * ORIGIN_X, ORIGIN_Y - 350.0)
     seconds = 0.0
     while seconds < 20.0:
-        window.tick(DT)
+        window.writing.tick(DT)
         seconds += DT
     window.update_status()
     assert not window.controller.running and "rested" in window.view.hint
-    assert window.controller.speed_bps == 1.5 and window.speed_box.value() == pytest.approx(1.5)
-    assert window.undo_action.isEnabled()
-    window.undo_action.trigger()
+    assert window.controller.speed_bps == 1.5 and window.writing.speed_box.value() == pytest.approx(1.5)
+    assert window.writing.undo_action.isEnabled()
+    window.writing.undo_action.trigger()
     assert window.panel.toPlainText() == ""

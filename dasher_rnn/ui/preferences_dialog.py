@@ -1,15 +1,12 @@
 """The Preferences dialog and the profile picker: every preference a user changes, with large controls.
 
-Each change takes effect at once and goes through the window: its toolbar controls (speed, auto speed, input,
-preset, font, colours, adaptation), its methods (text panel, colours, output) or the controller's setters
-followed by ``window.remember(...)``, so the preferences are saved by the window's ``SettingsStore`` in one
-place. Nothing here needs a keyboard: numbers move with − and + buttons, choices are rows of large buttons,
-and the pages are large tabs.
+Each change takes effect at once and goes through the window's parts (``ui/parts/``), which own the controls,
+or through the controller's setters followed by ``keeper.remember(...)``, so the preferences are kept and saved
+in one place (the ``PrefsKeeper``). Nothing here needs a keyboard: numbers move with − and + buttons, choices
+are rows of large buttons, and the pages are large tabs.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -24,17 +21,20 @@ from PySide6.QtWidgets import (
 )
 
 from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.settings import FONT_SIZE_RANGE, LABEL_PX_RANGE
+from dasher_rnn.ui.parts.input import INPUT_LABELS, InputPart
+from dasher_rnn.ui.parts.learning import LearningPart
+from dasher_rnn.ui.parts.looks import SCHEME_LABELS, LooksPart
+from dasher_rnn.ui.parts.output import OutputMode
+from dasher_rnn.ui.parts.prefs import PrefsKeeper
+from dasher_rnn.ui.parts.writing import WritingPart
 from dasher_rnn.ui.widgets import DIALOG_STYLE, Choice, Stepper, Toggle, setting_row
-from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE
+from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, WritingController
 
-if TYPE_CHECKING:
-    from dasher_rnn.ui.window import MainWindow
-
-INPUT_CHOICES = (("mouse", "Mouse"), ("gaze-udp", "Gaze over UDP"), ("tobii", "Tobii"),
-                 ("dasher-socket", "Dasher socket"))
-SCHEME_CHOICES = (("default", "Default"), ("high-contrast", "High contrast"))
+INPUT_CHOICES = tuple((name, "Tobii" if name == "tobii" else label) for name, label in INPUT_LABELS.items())
+SCHEME_CHOICES = tuple(SCHEME_LABELS.items())
 OUTPUT_CHOICES = (("panel", "This window only"), ("direct", "Type into the focused program"))
 
 
@@ -69,12 +69,15 @@ def _close_button(dialog: QDialog) -> QPushButton:
 class PreferencesDialog(QDialog):
     """Speed, input, stopping and pausing, looks, learning and output, one tab each; changes apply at once."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, controller: WritingController, keeper: PrefsKeeper, *, writing: WritingPart, input: InputPart,
+                 looks: LooksPart, learning: LearningPart, output: OutputMode, parent: QWidget | None = None) -> None:
+        """The window's parts that own the settings shown here; ``keeper`` holds the preferences in effect."""
+        super().__init__(parent)
+        self.controller, self.keeper = controller, keeper
+        self.writing, self.input_part, self.looks, self.learning, self.output_mode = writing, input, looks, learning, output
         self.setWindowTitle("Preferences")
         self.setStyleSheet(DIALOG_STYLE)
-        prefs, c = window.prefs, window.controller
+        prefs, c = keeper.prefs, controller
 
         # -- speed
         self.speed = Stepper(*SPEED_RANGE, 0.1, c.speed_bps, suffix=" bits/s")
@@ -136,9 +139,9 @@ class PreferencesDialog(QDialog):
         self.font_size = Stepper(*FONT_SIZE_RANGE, 2, prefs.font_size, decimals=0, suffix=" pt")
         self.font_size.changed.connect(self._on_font_size)
         self.scheme = Choice(SCHEME_CHOICES, prefs.colour_scheme)
-        self.scheme.chosen.connect(window.set_scheme)
+        self.scheme.chosen.connect(looks.set_scheme)
         self.text_panel = Toggle(prefs.text_panel, "Shown", "Hidden")
-        self.text_panel.toggled.connect(lambda on: window.set_text_panel(on))
+        self.text_panel.toggled.connect(lambda on: looks.set_text_panel(on))
         looks_page = _page(
             setting_row("Smallest label", "Letters are drawn only in boxes at least this tall; smaller boxes get "
                         "their letter as they grow. Larger is easier to read, smaller shows more choices.",
@@ -151,7 +154,7 @@ class PreferencesDialog(QDialog):
         # -- learning
         writer = c.writer
         self.adaptation = Toggle(prefs.adaptation)
-        self.adaptation.setEnabled(window.adapt_box.isEnabled())
+        self.adaptation.setEnabled(learning.adapt_box.isEnabled())
         self.adaptation.toggled.connect(self._on_adaptation)
         self.lower_share = Stepper(0.0, 1.0, 0.05, prefs.start_lower_share, decimals=2)
         self.lower_share.changed.connect(self._on_lower_share)
@@ -159,7 +162,7 @@ class PreferencesDialog(QDialog):
         learning_page = _page(
             setting_row("Learn from what I write", "The model adapts to your words and style as you write, and "
                         "keeps what it learned in your profile. Undo writing also takes back what a run taught it."
-                        + (f" What learns here: {learns}." if learns else " " + window.adapt_box.toolTip() + "."),
+                        + (f" What learns here: {learns}." if learns else " " + learning.adapt_box.toolTip() + "."),
                         self.adaptation),
             setting_row("Lower case at a message start", "The share of each capital letter's box given to its "
                         "lower-case letter when a message starts (0: as the model predicts; 1: lower case only). "
@@ -167,13 +170,14 @@ class PreferencesDialog(QDialog):
 
         # -- output
         self.output = Choice(OUTPUT_CHOICES, prefs.output, columns=2)
-        self.output.chosen.connect(self._on_output)
+        self.output.chosen.connect(output.set_output)
         self.copy_on_stop = Toggle(prefs.copy_on_stop)
-        self.copy_on_stop.toggled.connect(self._on_copy_on_stop)
+        self.copy_on_stop.toggled.connect(output.set_copy_on_stop)
         self.speak_on_stop = Toggle(prefs.speak_on_stop)
-        self.speak_on_stop.setEnabled(window.speaker.available)
-        self.speak_on_stop.toggled.connect(self._on_speak_on_stop)
-        speech = "" if window.speaker.available else f" ({window.speaker.reason}.)"
+        speech_available = output.speech.available
+        self.speak_on_stop.setEnabled(speech_available)
+        self.speak_on_stop.toggled.connect(output.set_speak_on_stop)
+        speech = "" if speech_available else f" ({output.speech.speaker.reason}.)"
         output_page = _page(
             setting_row("Where the text goes", "Also type each character into the program that has the keyboard "
                         "focus (this window then stays on top and never takes the focus).", self.output),
@@ -201,7 +205,7 @@ class PreferencesDialog(QDialog):
     # -- showing what is in effect ---------------------------------------------------------------
     def refresh(self) -> None:
         """Show the values in effect (a preset changes the speeds; an input that cannot start falls back)."""
-        w, c = self.window_, self.window_.controller
+        c = self.controller
         self.speed.set_value(c.speed_bps)
         self.reverse_speed.set_value(c.reverse_speed)
         self.turbo.set_value(c.turbo_factor)
@@ -211,73 +215,54 @@ class PreferencesDialog(QDialog):
         self.auto_speed.blockSignals(False)
         self.auto_speed.setEnabled(c.preset.auto_speed)
         self.auto_speed.setToolTip("" if c.preset.auto_speed else "This input preset keeps the speed fixed")
-        self.input.set_value(w.prefs.input if w.gaze is not None or w.prefs.input == "mouse" else "mouse")
+        self.input.set_value(self.input_part.name)
         self.preset.set_value(c.preset.name)
 
-    # -- applying: through the window's controls and methods -----------------------------------------
+    # -- applying: through the parts and the controller ---------------------------------------------
     def _on_speed(self, value: float) -> None:
-        self.window_.speed_box.setValue(value)  # the toolbar's box tells the controller and remembers it
+        self.writing.set_speed(value)
 
     def _on_auto_speed(self, on: bool) -> None:
-        self.window_.auto_speed_box.setChecked(on)
+        self.writing.set_auto_speed(on)
 
     def _on_reverse_speed(self, value: float) -> None:
-        c = self.window_.controller
-        c.set_reverse_speed(value)
-        self.window_.remember(reverse_speed=c.reverse_speed)
+        self.controller.set_reverse_speed(value)
+        self.keeper.remember(reverse_speed=self.controller.reverse_speed)
 
     def _on_turbo(self, value: float) -> None:
-        c = self.window_.controller
-        c.set_turbo_factor(value)
-        self.window_.remember(turbo_factor=c.turbo_factor)
+        self.controller.set_turbo_factor(value)
+        self.keeper.remember(turbo_factor=self.controller.turbo_factor)
 
     def _on_input(self, name: str) -> None:
-        w = self.window_
-        w.input_box.setCurrentIndex(max(0, w.input_box.findData(name)))
+        self.input_part.set_input(name)
         self.refresh()
 
     def _on_preset(self, name: str) -> None:
-        w = self.window_
-        w.preset_box.setCurrentIndex(max(0, w.preset_box.findData(name)))
+        self.input_part.select_preset(name)
         self.refresh()
 
     def _on_pause_outside(self, on: bool) -> None:
-        self.window_.controller.set_pause_outside(on)
-        self.window_.remember(pause_outside=on)
+        self.controller.set_pause_outside(on)
+        self.keeper.remember(pause_outside=on)
 
     def _on_rest_stop(self, seconds: float) -> None:
-        c = self.window_.controller
-        c.set_rest_stop(seconds)
-        self.window_.remember(rest_stop_seconds=c.rest_stop_seconds)
+        self.controller.set_rest_stop(seconds)
+        self.keeper.remember(rest_stop_seconds=self.controller.rest_stop_seconds)
 
     def _on_label_size(self, px: float) -> None:
-        w = self.window_
-        w.view.min_label_px = int(px)
-        w.view.update()
-        w.remember(label_min_px=int(px))
+        self.looks.set_label_size(int(px))
 
     def _on_font_size(self, points: float) -> None:
-        self.window_.font_box.setValue(int(points))
+        self.looks.set_font_size(int(points))
 
     def _on_adaptation(self, on: bool) -> None:
-        self.window_.adapt_box.setChecked(on)
+        self.learning.set_adapting(on)
 
     def _on_lower_share(self, share: float) -> None:
-        w = self.window_
-        if hasattr(w.controller.source, "start_lower_share"):
-            w.controller.source.start_lower_share = share
-        w.remember(start_lower_share=share)
-
-    def _on_output(self, output: str) -> None:
-        self.window_.output_mode.set_output(output)
-
-    def _on_copy_on_stop(self, on: bool) -> None:
-        self.window_.output_mode.copy_on_stop_action.setChecked(on)
-        self.window_.remember(copy_on_stop=on)
-
-    def _on_speak_on_stop(self, on: bool) -> None:
-        self.window_.output_mode.speak_on_stop_action.setChecked(on)
-        self.window_.remember(speak_on_stop=on)
+        source = self.controller.source
+        if hasattr(source, "start_lower_share"):
+            source.start_lower_share = share
+        self.keeper.remember(start_lower_share=share)
 
 
 class ProfileDialog(QDialog):
@@ -285,16 +270,17 @@ class ProfileDialog(QDialog):
     loaded now keeps its profile until the app closes (switching needs it rebuilt). What it learned so far is
     saved when a choice is made."""
 
-    def __init__(self, window: MainWindow, store: ProfileStore | None = None) -> None:
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, writer: Writer | None, keeper: PrefsKeeper, store: ProfileStore | None = None,
+                 parent: QWidget | None = None) -> None:
+        """``writer`` learns into the profile in use now; ``keeper`` holds the preferences (the profile chosen)."""
+        super().__init__(parent)
+        self.writer, self.keeper = writer, keeper
         self.store = store or ProfileStore()
         self.setWindowTitle("Profile")
         self.setStyleSheet(DIALOG_STYLE)
-        writer = window.controller.writer
         self.in_use = writer.status().profile if writer is not None else None
         names = [row["name"] for row in self.store.list() if "error" not in row]
-        for name in (window.prefs.profile, self.in_use):
+        for name in (keeper.prefs.profile, self.in_use):
             if name and name not in names:
                 names.append(name)
         self.rows = {row["name"]: row for row in self.store.list()}
@@ -304,7 +290,7 @@ class ProfileDialog(QDialog):
         self.message = QLabel(self._now_text())
         self.message.setWordWrap(True)
         self.message.setObjectName("explanation")
-        self.choice = Choice([(n, self._label(n)) for n in sorted(names)], window.prefs.profile, columns=2)
+        self.choice = Choice([(n, self._label(n)) for n in sorted(names)], keeper.prefs.profile, columns=2)
         self.choice.chosen.connect(self.pick)
         new = QPushButton("New profile")
         new.setToolTip("A new, empty profile, named for you (rename its folder later if you like)")
@@ -331,7 +317,7 @@ class ProfileDialog(QDialog):
         return f"{name} ({row['characters_adapted']:,} characters learned)"
 
     def _now_text(self) -> str:
-        chosen = self.window_.prefs.profile
+        chosen = self.keeper.prefs.profile
         now = f"In use now: {self.in_use}." if self.in_use else "No profile is in use now."
         if chosen != self.in_use:
             return f"{now} From the next start: {chosen}."
@@ -339,17 +325,16 @@ class ProfileDialog(QDialog):
 
     def pick(self, name: str) -> None:
         """Use ``name`` from the next start; what the current profile learned is saved now."""
-        w = self.window_
         saved = ""
-        writer = w.controller.writer
-        if writer is not None and name != w.prefs.profile:
+        writer = self.writer
+        if writer is not None and name != self.keeper.prefs.profile:
             try:
                 if writer.save() is not None:
                     saved = f" What {self.in_use} learned so far is saved."
             except ProfileError as exc:
                 saved = f" What {self.in_use} learned could not be saved now ({exc}); it is tried again on closing."
-        w.remember(profile=name)
-        w.save_prefs()
+        self.keeper.remember(profile=name)
+        self.keeper.save()
         self.choice.set_value(name)
         restart = " Close and start dasher-rnn again to write with it." if name != self.in_use else ""
         self.message.setText(self._now_text() + saved + restart)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QHBoxLayout,
@@ -38,6 +39,22 @@ QLabel#explanation {{ font-size: 12pt; }}
 def wrap_tip(text: str, width: int = TIP_WIDTH) -> str:
     """``text`` broken into lines of at most ``width`` characters (a plain-text tooltip never wraps by itself)."""
     return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) if text else ""
+
+
+def make_action(host: QWidget, text: str, slot: Callable[..., object], shortcut: QKeySequence | str | None = None,
+                tip: str = "", checkable: bool = False) -> QAction:
+    """An action of ``host`` (a window): its shortcut works whichever of the window's widgets has the focus, and
+    its tooltip is wrapped so that it is never cut off."""
+    action = QAction(text, host)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip:
+        action.setToolTip(wrap_tip(tip))
+        action.setStatusTip(tip)
+    action.setCheckable(checkable)
+    action.triggered.connect(slot)
+    host.addAction(action)
+    return action
 
 
 def _big(button: QPushButton) -> QPushButton:

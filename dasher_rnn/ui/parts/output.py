@@ -1,10 +1,11 @@
 """The window's output options: direct output into the focused program, copy all on stop, speak on stop.
 
-The window calls ``on_frame`` every frame, ``on_stop`` when writing stops, ``finish_message`` before a new
-message, ``discard`` on Clear and ``close`` when it shuts down; everything else (the Output menu, the window's
-flags, the status-bar notice) lives here. The typing itself is ``dasher_rnn.output``'s, without Qt.
+The writing part's frames come through ``on_frame``, a stop through ``on_stop``; the message actions call
+``finish_message`` before a new message and ``discard`` on Clear; the composition calls ``close`` when the window
+shuts down. The Output menu's actions, the window's flags and the output notice live here. The typing itself is
+``dasher_rnn.output``'s, without Qt.
 
-In direct mode our window stays on top and never takes the keyboard focus (it does not activate when shown or
+In direct mode the window stays on top and never takes the keyboard focus (it does not activate when shown or
 clicked), so the program the user picked keeps receiving the keys.
 """
 
@@ -12,18 +13,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QWidget
 
 from dasher_rnn.output import DirectOutput, OutputUnavailable, Typer, open_typer
 from dasher_rnn.output.typers import on_wayland
-from dasher_rnn.ui.widgets import wrap_tip
-
-if TYPE_CHECKING:
-    from dasher_rnn.ui.window import MainWindow
-    from dasher_rnn.zoom.model import Frame
+from dasher_rnn.ui.parts.prefs import PrefsKeeper
+from dasher_rnn.ui.parts.speech import SpeechPart
+from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.widgets import make_action, wrap_tip
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.model import Frame
 
 log = logging.getLogger(__name__)
 
@@ -31,31 +33,34 @@ OUR_FOCUS = "this window has the keyboard focus: click the program to write into
 
 
 class OutputMode:
-    def __init__(self, window: MainWindow, typer_factory: Callable[[], Typer] | None = None) -> None:
-        """``typer_factory`` makes the typer when direct output is switched on (default: ``open_typer``)."""
-        self.window = window
+    def __init__(self, controller: WritingController, keeper: PrefsKeeper, notices: Notices, speech: SpeechPart,
+                 copy_all: Callable[[], None], host: QWidget,
+                 typer_factory: Callable[[], Typer] | None = None) -> None:
+        """``host`` is the window whose flags keep the focus where it is; ``copy_all`` copies the text;
+        ``typer_factory`` makes the typer when direct output is switched on (default: ``open_typer``)."""
+        self.controller, self.keeper, self.notices, self.speech = controller, keeper, notices, speech
+        self.host, self._copy_all = host, copy_all
         self._typer_factory = typer_factory
         self.direct: DirectOutput | None = None
         self._notice = ""
-        w = window
-        self.direct_action = w._action("Type into the focused program", self._on_direct, None,
-                                       "Type each character you write into the program that has the keyboard focus "
-                                       "(this window stays on top and never takes the focus)", checkable=True)
-        self.copy_on_stop_action = w._action("Copy all on stop", self._on_copy_on_stop, None,
-                                             "Copy all the text to the clipboard whenever writing stops", checkable=True)
-        self.speak_on_stop_action = w._action("Speak on stop", self._on_speak_on_stop, None,
-                                              "Read the current message aloud whenever writing stops", checkable=True)
-        if not w.speaker.available:
+        self.direct_action = make_action(host, "Type into the focused program", self._on_direct, None,
+                                         "Type each character you write into the program that has the keyboard "
+                                         "focus (this window stays on top and never takes the focus)", checkable=True)
+        self.copy_on_stop_action = make_action(host, "Copy all on stop", self.set_copy_on_stop, None,
+                                               "Copy all the text to the clipboard whenever writing stops",
+                                               checkable=True)
+        self.speak_on_stop_action = make_action(host, "Speak on stop", self.set_speak_on_stop, None,
+                                                "Read the current message aloud whenever writing stops",
+                                                checkable=True)
+        if not speech.available:
             self.speak_on_stop_action.setEnabled(False)
-            self.speak_on_stop_action.setToolTip(wrap_tip(w.speaker.reason))
-        menu = w.menuBar().addMenu("&Output")
-        for action in (self.direct_action, self.copy_on_stop_action, self.speak_on_stop_action):
-            menu.addAction(action)
+            self.speak_on_stop_action.setToolTip(wrap_tip(speech.speaker.reason))
+        self.actions = (self.direct_action, self.copy_on_stop_action, self.speak_on_stop_action)  # the Output menu
 
     # -- preferences --------------------------------------------------------------------------------------
     def apply_prefs(self) -> None:
         """Show the loaded preferences and put them into effect (without saving them)."""
-        prefs = self.window.prefs
+        prefs = self.keeper.prefs
         self.copy_on_stop_action.setChecked(prefs.copy_on_stop)
         self.speak_on_stop_action.setChecked(prefs.speak_on_stop)
         self.set_output(prefs.output, remember=False)
@@ -63,11 +68,13 @@ class OutputMode:
     def _on_direct(self, on: bool) -> None:
         self.set_output("direct" if on else "panel")
 
-    def _on_copy_on_stop(self, on: bool) -> None:
-        self.window.remember(copy_on_stop=on)
+    def set_copy_on_stop(self, on: bool) -> None:
+        self.copy_on_stop_action.setChecked(on)
+        self.keeper.remember(copy_on_stop=on)
 
-    def _on_speak_on_stop(self, on: bool) -> None:
-        self.window.remember(speak_on_stop=on)
+    def set_speak_on_stop(self, on: bool) -> None:
+        self.speak_on_stop_action.setChecked(on)
+        self.keeper.remember(speak_on_stop=on)
 
     def set_output(self, output: str, remember: bool = True) -> None:
         """``"direct"``: also type into the focused program (a message in the status bar when that cannot work);
@@ -86,10 +93,10 @@ class OutputMode:
         self._set_notice(notice)
         self._set_window_flags(output == "direct")
         if remember:
-            self.window.remember(output=output)
+            self.keeper.remember(output=output)
 
     def _set_window_flags(self, direct: bool) -> None:
-        w = self.window
+        w = self.host
         flags = Qt.WindowType.WindowDoesNotAcceptFocus | Qt.WindowType.WindowStaysOnTopHint
         wanted = (w.windowFlags() | flags) if direct else (w.windowFlags() & ~flags)
         w.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, direct)
@@ -108,7 +115,7 @@ class OutputMode:
         self._sync()
 
     def _sync(self, flush: bool = False) -> None:
-        c = self.window.controller
+        c = self.controller
         blocked = OUR_FOCUS if QGuiApplication.focusWindow() is not None else ""
         problem = self.direct.sync(c.zoom.output if flush or not c.running else None, blocked)
         self._set_notice(problem)
@@ -118,12 +125,9 @@ class OutputMode:
         if self.direct is not None:
             self._sync()
         if self.copy_on_stop_action.isChecked():
-            self.window.copy_all()
-        if self.speak_on_stop_action.isChecked():
-            if self.window.speaker.available:
-                self.window.speak()
-            else:
-                self.window.set_notice("speech", f"Speak on stop: {self.window.speaker.reason}.")
+            self._copy_all()
+        if self.speak_on_stop_action.isChecked() and self.speech.say_why_not("Speak on stop"):
+            self.speech.speak()
 
     def finish_message(self, output: str) -> None:
         """Before a new message: all of ``output`` is final."""
@@ -150,6 +154,6 @@ class OutputMode:
     def _set_notice(self, text: str) -> None:
         if text != self._notice:
             self._notice = text
-            self.window.set_notice("output", text)
+            self.notices.set_notice("output", text)
             if text:
                 log.info("%s", text)

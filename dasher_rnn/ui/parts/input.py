@@ -1,0 +1,121 @@
+"""What moves the pointer, and the input preset: the Input and Preset boxes, and the gaze source that runs.
+
+The writing part asks ``pointer_screen`` once a frame; a preset chosen here brings its speeds and control mode
+into the controller, and ``preset_chosen`` tells the other parts to show them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QRectF, QSignalBlocker, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QComboBox
+
+from dasher_rnn.input.gaze import GazeSource, GazeSourceError
+from dasher_rnn.input.one_euro import OneEuroFilter
+from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
+from dasher_rnn.ui.parts.prefs import PrefsKeeper
+from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.view import DasherView
+from dasher_rnn.ui.widgets import wrap_tip
+from dasher_rnn.zoom.controller import WritingController
+
+INPUT_LABELS = {"mouse": "Mouse", "gaze-udp": "Gaze over UDP", "tobii": "Tobii eye tracker",
+                "dasher-socket": "Dasher socket"}
+
+
+class InputPart(QObject):
+    preset_chosen = Signal(str)  # the user picked a preset: the controller has its speeds and control mode
+
+    def __init__(self, controller: WritingController, view: DasherView, keeper: PrefsKeeper, notices: Notices,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.controller, self.view, self.keeper, self.notices = controller, view, keeper, notices
+        self.gaze: GazeSource | None = None
+        self.input_box = QComboBox()
+        for name, label in INPUT_LABELS.items():
+            self.input_box.addItem(label, name)
+        self.input_box.setToolTip("What moves the pointer")
+        self.input_box.currentIndexChanged.connect(lambda i: self.set_input(self.input_box.itemData(i)))
+        self.preset_box = QComboBox()
+        for name, p in PRESETS.items():
+            self.preset_box.addItem(p.label, name)
+        self.preset_box.setToolTip(wrap_tip("Starting settings for your input device (speed, dwell, smoothing)"))
+        self.preset_box.currentIndexChanged.connect(lambda i: self.select_preset(self.preset_box.itemData(i)))
+
+    def apply_prefs(self) -> None:
+        """Show the preset in effect and start the saved input (without re-saving it)."""
+        self._show_preset(self.controller.preset.name)
+        self.set_input(self.keeper.prefs.input, remember=False)
+
+    @property
+    def name(self) -> str:
+        """The input in use ("mouse" when a gaze source could not start)."""
+        return self.input_box.currentData()
+
+    def _show_preset(self, name: str) -> None:
+        with QSignalBlocker(self.preset_box):
+            self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(name)))
+
+    def select_preset(self, name: str) -> None:
+        """The user picked a preset: it brings its speeds, smoothing for gaze, and its control mode."""
+        c = self.controller
+        p = c.apply_preset(name, adopt_speeds=True)
+        self._show_preset(name)
+        if self.gaze is not None:
+            self.gaze.smoothing = OneEuroFilter(p.smoothing_min_cutoff, p.smoothing_beta)
+        self.keeper.remember(preset=name, speed_bps=c.speed_bps, reverse_speed=c.reverse_speed,
+                             auto_speed=c.auto_speed_enabled, control_mode=c.control_mode)
+        self.preset_chosen.emit(name)
+
+    def set_input(self, name: str, remember: bool = True) -> None:
+        """Switch the pointer to the mouse or a gaze source; a source that cannot start falls back to the mouse.
+
+        ``remember`` (a choice by the user) saves it; at start-up a missing tracker does not overwrite the saved
+        choice, so it is tried again next time.
+        """
+        self.close()
+        if name not in GAZE_INPUTS:
+            name = "mouse"
+            self.notices.set_notice("input", "")
+        else:
+            try:
+                self.gaze = open_gaze_source(name, self.keeper.prefs, self.controller.preset)
+            except GazeSourceError as exc:
+                self.notices.set_notice("input", f"{INPUT_LABELS[name]}: {exc}; using the mouse.")
+                name = "mouse"
+            else:
+                self.notices.set_notice("input", f"{self.gaze.description}.")
+                if remember and self.controller.preset.name == "mouse":
+                    self.select_preset("eye-tracker")  # clicking to start and fast zooming do not suit gaze
+        self.view.use_mouse = name == "mouse"
+        self.view.set_pointer_override(None)
+        with QSignalBlocker(self.input_box):
+            self.input_box.setCurrentIndex(max(0, self.input_box.findData(name)))
+        if remember:
+            self.keeper.remember(input=name)
+
+    def problems(self) -> str:
+        """What went wrong with the gaze source's data (bad datagrams or lines, a stopped receiver)."""
+        return self.gaze.problems() if self.gaze is not None else ""
+
+    def pointer_screen(self) -> tuple[tuple[float, float] | None, bool]:
+        """(where the pointer is in view pixels, whether it counts as inside the view)."""
+        if self.gaze is not None:
+            sample = self.gaze.latest()
+            if sample is None:
+                self.view.set_pointer_override(None)
+                return None, False
+            screen = self.view.screen() or QGuiApplication.primaryScreen()
+            point = gaze_to_view(sample, screen.geometry(), self.view)
+            self.view.set_pointer_override(point)
+            return (point.x(), point.y()), QRectF(self.view.rect()).contains(point)
+        pointer = self.view.pointer_screen
+        return pointer, pointer is not None
+
+    def close(self) -> None:
+        """Stop the gaze source, if one runs."""
+        gaze, self.gaze = self.gaze, None
+        if gaze is not None:
+            gaze.close()
+            self.notices.set_notice("input-problems", "")

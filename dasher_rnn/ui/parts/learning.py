@@ -1,0 +1,52 @@
+"""Whether the model learns from what is written: the Adapt box."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QSignalBlocker, Signal
+from PySide6.QtWidgets import QCheckBox
+
+from dasher_rnn.adapt.writer import Writer
+from dasher_rnn.ui.parts.prefs import PrefsKeeper
+from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.widgets import wrap_tip
+
+
+class LearningPart(QObject):
+    changed = Signal()  # learning was switched on or off
+
+    def __init__(self, writer: Writer | None, keeper: PrefsKeeper, notices: Notices,
+                 parent: QObject | None = None) -> None:
+        """``writer`` None: a model with nothing to learn (the box is greyed out)."""
+        super().__init__(parent)
+        self.writer, self.keeper, self.notices = writer, keeper, notices
+        self.adapt_box = QCheckBox("Adapt")
+        self.adapt_box.toggled.connect(self.set_adapting)
+
+    def apply_prefs(self) -> None:
+        """Show whether the model learns, and why it cannot; switch learning off when the preferences say so."""
+        writer = self.writer
+        can_adapt = writer is not None and writer.can_adapt
+        with QSignalBlocker(self.adapt_box):
+            self.adapt_box.setChecked(self.keeper.prefs.adaptation and can_adapt)
+        if writer is None or not writer.can_adapt:
+            why = "This model does not learn while you write" if writer is None or writer.model == "uniform" \
+                else "Adaptation was off when the app started: tick to turn it on from the next start"
+            self.adapt_box.setToolTip(wrap_tip(why))
+            self.adapt_box.setEnabled(writer is not None and writer.model != "uniform")
+        else:
+            learns = " and ".join(writer.status().learns)
+            self.adapt_box.setToolTip(wrap_tip(f"Learn from what you write ({learns} adapt to you)"))
+            if not self.keeper.prefs.adaptation:
+                writer.set_adapting(False)
+
+    def set_adapting(self, on: bool) -> None:
+        """Learn from now on, or stop (a Writer built without adaptation learns from the next start)."""
+        with QSignalBlocker(self.adapt_box):
+            self.adapt_box.setChecked(on)
+        self.keeper.remember(adaptation=on)
+        writer = self.writer
+        if writer is not None and writer.can_adapt:
+            writer.set_adapting(on)
+        elif on:
+            self.notices.set_notice("adaptation", "Adaptation will be on from the next start.")
+        self.changed.emit()

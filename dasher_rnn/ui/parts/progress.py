@@ -1,0 +1,47 @@
+"""The profile's record of progress: how each message was written, kept and shown as a picture."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from dasher_rnn.adapt.progress import MessageRecord, ProgressLog
+from dasher_rnn.adapt.progress import now as progress_now
+from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.stats_view import StatsDialog
+from dasher_rnn.ui.widgets import make_action
+from dasher_rnn.zoom.controller import MessageStats, WritingController
+
+
+class ProgressPart:
+    def __init__(self, controller: WritingController, notices: Notices, host: QWidget) -> None:
+        """A record is kept when the controller's Writer has a profile; ``host`` is the window the picture
+        opens over."""
+        self.controller, self.notices, self.host = controller, notices, host
+        writer = controller.writer
+        self.log = ProgressLog.for_profile(writer.store, writer.profile) \
+            if writer is not None and writer.profile and getattr(writer, "store", None) is not None else None
+        self.progress_action = make_action(host, "Progress", lambda: self.open_progress(), None,
+                                           "Characters per minute and bits per character of your messages over time")
+
+    def record(self, stats: MessageStats | None = None) -> None:
+        """Keep how a message was written: ``stats`` of one just finished, or (None) the current one, which is
+        about to be cleared or closed. The tutorial's are never kept: it has its own controller."""
+        stats = stats if stats is not None else self.controller.message_stats()
+        if self.log is None or stats.characters == 0 or stats.seconds <= 0:
+            return
+        record = MessageRecord(progress_now(), stats.characters, round(stats.seconds, 3), round(stats.bits, 3),
+                               stats.corrections, speed_bps=round(self.controller.speed_bps, 2))
+        try:
+            self.log.record(record)
+        except OSError as exc:
+            self.notices.set_notice("progress", f"Could not keep this message's figures ({exc.strerror or exc})")
+
+    def open_progress(self) -> StatsDialog:
+        records = self.log.read() if self.log is not None else []
+        writer = self.controller.writer
+        dialog = StatsDialog(records, writer.profile if writer is not None else None, self.host)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.setGeometry(self.host.geometry())
+        dialog.show()
+        return dialog

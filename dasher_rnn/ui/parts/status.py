@@ -1,0 +1,72 @@
+"""The status bar: the writing figures, what learns and into which profile, and one notice per topic."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QStatusBar
+
+from dasher_rnn.adapt.writer import WriterStatus
+from dasher_rnn.ui.widgets import wrap_tip
+from dasher_rnn.zoom.controller import Stats
+
+
+class Notices(Protocol):
+    """What a part may say in the status bar: a lasting notice per topic, or a message for a few seconds."""
+
+    def set_notice(self, key: str, text: str) -> None: ...
+
+    def show_message(self, text: str, ms: int = 4000) -> None: ...
+
+
+class StatusPart:
+    def __init__(self, bar: QStatusBar) -> None:
+        self.bar = bar
+        self.speed_label = QLabel()
+        self.rate_label = QLabel()
+        self.cpm_label = QLabel()
+        self.adaptation_label = QLabel()
+        self.profile_label = QLabel()
+        self.notice_label = QLabel()
+        self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for label in (self.speed_label, self.rate_label, self.cpm_label, self.adaptation_label, self.profile_label):
+            bar.addWidget(label)
+        bar.addWidget(self.notice_label, 1)
+        self._notices: dict[str, str] = {}
+
+    def set_notice(self, key: str, text: str) -> None:
+        """Keep one notice per topic (settings, profile, input...); empty text removes it."""
+        if self._notices.get(key, "") == text:
+            return
+        if text:
+            self._notices[key] = text
+        else:
+            self._notices.pop(key, None)
+        joined = "  ·  ".join(self._notices.values())
+        self.notice_label.setText(joined)
+        self.notice_label.setToolTip(wrap_tip(joined, 100))
+
+    @property
+    def notice(self) -> str:
+        """Every notice shown now."""
+        return self.notice_label.text()
+
+    def show_message(self, text: str, ms: int = 4000) -> None:
+        self.bar.showMessage(text, ms)
+
+    def show_figures(self, stats: Stats, status: WriterStatus | None) -> None:
+        """The speed, the rate of writing, what learns and the profile (``status`` None: no Writer)."""
+        self.speed_label.setText(f"Speed {stats.speed_bps:.1f} bits/s")
+        self.rate_label.setText(f"{stats.bits_per_second:.1f} bits/s now")
+        self.cpm_label.setText(f"{stats.chars_per_minute:.0f} chars/min")
+        if status is None or not status.adapting:
+            self.adaptation_label.setText("adaptation off")
+        elif "rnn" in status.learns:
+            self.adaptation_label.setText(f"adapting: {status.updates} updates, {status.rollbacks} rollbacks")
+        else:
+            self.adaptation_label.setText(f"adapting: {' and '.join(status.learns)}")
+        profile = status.profile if status is not None else None
+        self.profile_label.setText(f"profile: {profile}" if profile else "profile: none")
+        if status is not None and status.notice:
+            self.set_notice("profile", status.notice)

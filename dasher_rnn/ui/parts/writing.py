@@ -1,0 +1,207 @@
+"""Writing: Start and Stop, the speed, Turbo, the control box, Undo writing, and the frame tick.
+
+Each tick reads the pointer (from the input part's ``pointer_screen``), steps the controller and draws the
+frame. ``framed`` carries every frame the rest of the window must follow (the text, direct output, a finished
+message, a control-box action), including the frames of an undo and of a change of control mode; ``stopped``
+says that writing stopped; ``status_due`` asks for the status bar's figures a few times a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QElapsedTimer, QObject, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QWidget
+
+from dasher_rnn.ui.parts.prefs import PrefsKeeper
+from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.view import DasherView
+from dasher_rnn.ui.widgets import make_action, wrap_tip
+from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
+from dasher_rnn.zoom.model import Frame
+
+DEFAULT_INTERVAL_MS = 16
+MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
+STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them every frame is wasted work
+STOP_REASONS = {"outside": "Paused (the pointer left the canvas)", "rest": "Stopped (the pointer rested)",
+                "control": "Stopped (the control box)"}
+
+Pointer = Callable[[], tuple[tuple[float, float] | None, bool]]  # (view pixels or None, inside the view)
+
+
+def frame_interval_ms(refresh_hz: float) -> int:
+    """One frame per screen refresh (16 ms when the screen does not say)."""
+    return max(4, round(1000 / refresh_hz)) if refresh_hz and refresh_hz > 1 else DEFAULT_INTERVAL_MS
+
+
+class WritingPart(QObject):
+    framed = Signal(object)  # a Frame
+    stopped = Signal()
+    status_due = Signal()
+
+    def __init__(self, controller: WritingController, view: DasherView, keeper: PrefsKeeper, notices: Notices,
+                 pointer: Pointer, host: QWidget) -> None:
+        """``pointer`` says where the pointer is each frame; ``host`` is the window the actions belong to."""
+        super().__init__(host)
+        self.controller, self.view, self.keeper, self.notices, self.pointer = controller, view, keeper, notices, pointer
+        self.frames = 0
+        self._running_shown: bool | None = None
+        self._since_status = STATUS_SECONDS
+        self.start_action = make_action(host, "Start", self.toggle_running, "Space", "Start or stop writing (Space)")
+        self.undo_action = make_action(host, "Undo writing", self.undo_writing, QKeySequence.StandardKey.Undo,
+                                       "Take back what the last run of writing wrote (since the last start), "
+                                       "and what it taught the model")
+        self.undo_action.setEnabled(False)
+        self.turbo_action = make_action(host, "Turbo", self._on_turbo, None,
+                                        "Zoom faster while this is on or while Shift is held", checkable=True)
+        self.control_action = make_action(host, "Control box", self.set_control_mode, None,
+                                          "A box after the letters to stop, delete, speak, copy and start a new "
+                                          "message by steering, without a click (Dasher's control mode)",
+                                          checkable=True)
+        self.speed_box = QDoubleSpinBox()
+        self.speed_box.setRange(*SPEED_RANGE)
+        self.speed_box.setSingleStep(0.1)
+        self.speed_box.setDecimals(1)
+        self.speed_box.setSuffix(" bits/s")
+        self.speed_box.setToolTip(wrap_tip("Zoom speed: the most information per second you write"))
+        self.speed_box.valueChanged.connect(self._on_speed)
+        self.auto_speed_box = QCheckBox("Auto")
+        self.auto_speed_box.toggled.connect(self.set_auto_speed)
+        view.clicked.connect(self._on_view_clicked)
+
+        self._clock = QElapsedTimer()
+        self._clock.start()
+        self.timer = QTimer(self)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        screen = QGuiApplication.primaryScreen()
+        self.timer.setInterval(frame_interval_ms(screen.refreshRate() if screen is not None else 0.0))
+        self.timer.timeout.connect(self.tick)
+
+    # -- settings -------------------------------------------------------------------------
+    def apply_prefs(self) -> None:
+        """Show the controller's settings (made from the preferences) in the controls, without re-saving them."""
+        self.show_settings()
+
+    def show_settings(self) -> None:
+        """Show the speed, auto speed and control mode in effect (a preset changes all three)."""
+        c = self.controller
+        with QSignalBlocker(self.speed_box):
+            self.speed_box.setValue(c.speed_bps)
+        allowed = c.preset.auto_speed  # presets that keep the speed fixed (gaze) grey it out
+        with QSignalBlocker(self.auto_speed_box):
+            self.auto_speed_box.setChecked(c.auto_speed_enabled)
+        self.auto_speed_box.setEnabled(allowed)
+        self.auto_speed_box.setToolTip("Adjust the speed automatically to how you steer" if allowed
+                                       else "This input preset keeps the speed fixed")
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(c.control_mode)
+        self._running_shown = None  # the hint depends on the preset
+
+    def set_speed(self, bps: float) -> None:
+        self.speed_box.setValue(bps)  # the box tells the controller and remembers it
+
+    def _on_speed(self, value: float) -> None:
+        self.controller.set_speed(value)
+        self.keeper.remember(speed_bps=self.controller.speed_bps)
+
+    def follow_speed(self) -> None:
+        """Auto speed moved the speed: the box follows (unless the user is typing in it)."""
+        c = self.controller
+        if abs(self.speed_box.value() - c.speed_bps) >= 0.05 and not self.speed_box.hasFocus():
+            with QSignalBlocker(self.speed_box):
+                self.speed_box.setValue(c.speed_bps)
+
+    def set_auto_speed(self, on: bool) -> None:
+        with QSignalBlocker(self.auto_speed_box):
+            self.auto_speed_box.setChecked(on)
+        self.controller.set_auto_speed(on)
+        self.keeper.remember(auto_speed=on)
+
+    def set_control_mode(self, on: bool) -> None:
+        """Show the control box after the letters, or not (the view starts again from the text); the choice is kept."""
+        with QSignalBlocker(self.control_action):
+            self.control_action.setChecked(bool(on))
+        self.framed.emit(self.controller.set_control_mode(bool(on)))
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.keeper.remember(control_mode=bool(on))
+
+    def _on_turbo(self, on: bool) -> None:
+        self.controller.turbo = on
+
+    # -- frames ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """Frames from now on (after a pause, time stopped counts for nothing)."""
+        self._clock.restart()
+        self.timer.start()
+
+    def pause(self) -> bool:
+        """No frames until ``start``; whether frames were running."""
+        active = self.timer.isActive()
+        self.timer.stop()
+        return active
+
+    def tick(self, dt: float | None = None) -> Frame:
+        """One frame: read the pointer, step the controller, draw. ``dt`` (seconds) defaults to the time
+        since the last frame; tests and scripts pass a fixed one."""
+        elapsed = self._clock.restart() / 1000.0
+        if dt is None:
+            dt = min(elapsed, MAX_DT)
+        pointer_screen, inside = self.pointer()
+        pointer = self.view.viewport().to_dasher(*pointer_screen) if pointer_screen is not None and inside else None
+        shift = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
+        self.controller.turbo = self.turbo_action.isChecked() or shift
+        frame = self.controller.frame(pointer, dt)
+        self.framed.emit(frame)
+        self.view.set_frame(frame, self.controller.dwell.progress)
+        self.frames += 1
+        if self.controller.running != self._running_shown:
+            self.show_running()
+        if self.controller.running:  # while running there is always the run itself to take back
+            self.undo_action.setEnabled(True)
+        self._since_status += dt
+        if self._since_status >= STATUS_SECONDS:
+            self._since_status = 0.0
+            self.status_due.emit()
+        return frame
+
+    def show_running(self) -> None:
+        """Start or Stop, Undo writing, and the hint on the canvas, as the controller is now."""
+        was_running = self._running_shown
+        running = self._running_shown = self.controller.running
+        if was_running and not running:
+            self.stopped.emit()
+        self.start_action.setText("Stop" if running else "Start")
+        self.undo_action.setEnabled(running or self.controller.can_undo)
+        why = STOP_REASONS.get(self.controller.stopped_because, "Stopped")
+        if running:
+            self.view.hint = ""
+        elif self.controller.preset.dwell_start:
+            self.view.hint = f"{why}: rest the pointer on the crosshair to start"
+        else:
+            self.view.hint = f"{why}: click or press Space to start"
+        self.view.update()
+
+    def toggle_running(self) -> None:
+        self.controller.toggle()
+        self.show_running()
+
+    def stop(self) -> None:
+        self.controller.stop()
+        self.show_running()
+
+    def _on_view_clicked(self) -> None:
+        self.view.setFocus()
+        if self.controller.preset.start_on_click:
+            self.toggle_running()
+
+    def undo_writing(self) -> None:
+        """Take back the last run of writing and what it taught the model (writing stops)."""
+        undone = self.controller.undo_run()
+        if undone is not None:
+            self.framed.emit(undone)  # direct output takes the run back out of the other program too
+        frame = self.controller.zoom.idle()
+        self.framed.emit(frame)
+        self.show_running()
+        self.view.set_frame(frame, 0.0)
+        self.notices.show_message("Took back the last run of writing" if undone else "Nothing to take back")
