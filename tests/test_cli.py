@@ -76,3 +76,25 @@ def test_the_cli_imports_no_torch_until_a_command_needs_it():
             "parse_args(['profile', 'list']); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_version_prints_the_package_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"dasher-rnn {version('dasher-rnn')}\n"
+
+
+def test_version_is_unknown_without_package_metadata(monkeypatch, capsys):
+    import importlib.metadata
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == "dasher-rnn unknown\n"

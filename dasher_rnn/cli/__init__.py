@@ -1,0 +1,46 @@
+"""`dasher-rnn` command line: the app (default) and the tools around it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dasher_rnn.cli import adapt, app, evaluate, export_onnx, profile, serve, simulate, stats, train
+from dasher_rnn.cli.options import ConfigDefault, Parser, VersionAction, resolve_defaults
+
+__all__ = ["ConfigDefault", "build_parser", "main", "parse_args"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command. Building it imports no torch, Qt or FastAPI: each command imports what it needs
+    when it runs."""
+    parser = Parser(prog="dasher-rnn", description=__doc__)
+    parser.add_argument("--version", action=VersionAction)
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+    for command in (train, evaluate, export_onnx, profile, stats, adapt, app, simulate, serve):
+        command.add_parser(sub)
+    from dasher_rnn.desktop import add_parser as add_install_desktop
+
+    add_install_desktop(sub)
+    return parser
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line parsed, with every default taken from its config dataclass."""
+    return resolve_defaults(build_parser().parse_args(argv))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command in ``argv`` (default: the process's arguments, or the app when there are none)."""
+    from dasher_rnn.alphabet import AlphabetError
+    from dasher_rnn.lm.model_io import ModelFileError
+    from dasher_rnn.textio import TextFileError
+
+    argv = list(argv if argv is not None else sys.argv[1:] or ["app"])
+    args = parse_args(argv)
+    args.argv = argv  # `train` writes the exact command into its checkpoint's README
+    try:
+        return args.func(args)
+    except (AlphabetError, ModelFileError, TextFileError, ValueError, OSError) as exc:  # ProfileError is a ValueError
+        print(f"dasher-rnn {args.command}: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,113 @@
+"""`dasher-rnn adapt`: adapt a profile to a corpus of the user's own writing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dasher_rnn.cli.options import CORPUS_ADAPT, add_profiles_dir, config_default
+from dasher_rnn.paths import DEFAULT_MODEL_DIR
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("adapt", help="adapt a profile to your own writing (text, Markdown, mbox, .eml)")
+    p.add_argument("paths", nargs="+", help="files or folders of your writing")
+    p.add_argument("--profile", required=True, help="profile to adapt (created if new, continued if not)")
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
+    add_profiles_dir(p)
+    p.add_argument("--epochs", type=int, default=config_default(CORPUS_ADAPT, "epochs"), help="passes over your writing")
+    p.add_argument("--lr", type=float, default=config_default(CORPUS_ADAPT, "lr"), help="learning rate")
+    p.add_argument("--lam", type=float, default=config_default(CORPUS_ADAPT, "lam"),
+                   help="decay toward the starting weights per step")
+    p.add_argument("--max-bits", type=float, default=config_default(CORPUS_ADAPT, "max_bits"),
+                   help="drop messages above this many bits/char")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    p.add_argument("--dry-run", action="store_true", help="read, filter and score only; change nothing")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-ppm", action="store_true", help="leave the profile's PPM and mixing weights as they are")
+    p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
+                   help="PPM training text, when the profile has no PPM state yet (repeatable)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    import torch
+
+    from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, check_name, decode_weights
+    from dasher_rnn.adapt.user_corpus import read_user_corpus
+    from dasher_rnn.lm.model_io import open_model
+    from dasher_rnn.lm.train import pick_device
+
+    check_name(args.profile)  # a name that cannot be a profile is said at once, and no reset is suggested for it
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    documents, read_report = read_user_corpus(args.paths)
+    for path, reason in read_report.unreadable.items():
+        print(f"dasher-rnn adapt: error: {path}: {reason}", file=sys.stderr)
+    if read_report.unreadable:
+        return 2
+    for path in read_report.skipped_binary:
+        print(f"warning: {path}: binary file skipped", file=sys.stderr)
+    for path, count in read_report.replaced_bytes.items():
+        print(f"warning: {path}: not valid UTF-8, {count} bytes replaced", file=sys.stderr)
+    if read_report.duplicates:
+        print(f"dropped {read_report.duplicates} duplicate documents")
+    if not documents:
+        raise ValueError("the corpus is empty: no readable text in " + ", ".join(args.paths))
+    folder = open_model(args.model_dir)
+    model, alphabet = folder.network(), folder.alphabet
+    store = ProfileStore(args.profiles_dir)
+    lock = None if args.dry_run else store.lock(args.profile)  # no other program saves over this run
+    try:
+        try:
+            existing = store.load(args.profile)
+            if existing is not None and "rnn" in existing.parts:
+                params = model.network_parameters()
+                shapes = {n: tuple(p.shape) for n, p in params.items()}
+                with torch.no_grad():
+                    for name, tensor in decode_weights(existing, shapes, folder.base_hash).items():
+                        params[name].copy_(tensor)
+        except ProfileError as exc:
+            raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
+        if existing is not None:
+            print(f"continuing profile {args.profile!r} ({existing.characters_adapted:,} characters adapted)")
+        cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
+        try:
+            report = adapt_to_corpus(model, alphabet, documents, store, args.profile, folder.base_hash, cfg,
+                                     pick_device(args.device), resume=args.resume, dry_run=args.dry_run,
+                                     progress=not args.no_progress)
+        except Interrupted as exc:
+            print(str(exc), file=sys.stderr)
+            return 130
+        report["read"] = read_report.to_json()
+        if not args.dry_run and not args.no_ppm:
+            from tqdm import tqdm
+
+            from dasher_rnn.adapt.compose import WriterConfig, build_writer
+            from dasher_rnn.adapt.corpus_adapt import split_messages
+
+            # PPM and the mixing weights learn the corpus as if it had been written in the app, beside the RNN's
+            # new weights (their probabilities teach the mixing weights)
+            messages, _ = split_messages(documents, alphabet, CorpusAdaptConfig().max_unknown)
+            writer = build_writer(WriterConfig(model="hybrid", model_dir=args.model_dir, profile=args.profile,
+                                               profiles_dir=args.profiles_dir, ppm_train=tuple(args.ppm_train),
+                                               backend="torch", threads=args.threads or None))
+            try:
+                with tqdm(total=len(messages), unit="message", desc="PPM", disable=args.no_progress) as bar:
+                    chars = writer.learn_history([m.text for m in messages], progress=bar.update)
+            finally:
+                writer.close(save=True)
+            report["ppm"] = {"characters_learned": chars, "notice": writer.notice}
+        print(json.dumps(report, indent=1))
+        if not args.dry_run and "held_out_bpc_after" in report:
+            b, a = report["held_out_bpc_before"]["overall"], report["held_out_bpc_after"]["overall"]
+            print(f"profile {args.profile!r}: held-out {b:.3f} -> {a:.3f} bits/char")
+    finally:
+        if lock is not None:
+            lock.release()
+    return 0

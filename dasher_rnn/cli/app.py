@@ -1,0 +1,65 @@
+"""`dasher-rnn app`: the writing window (what `dasher-rnn` with no command opens)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dasher_rnn.cli.options import add_model_choice, port, socket_label
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from dasher_rnn.settings import INPUTS, OUTPUTS
+
+    p = sub.add_parser("app", help="the writing window (also what `dasher-rnn` with no command opens)")
+    add_model_choice(p)
+    p.add_argument("--settings", default=None, help="settings file (default: the user config folder)")
+    inputs = p.add_argument_group("input", "what moves the pointer; these set the preferences of the same names, "
+                                           "which are remembered as if chosen in the window")
+    inputs.add_argument("--input", choices=INPUTS,
+                        help="mouse; gaze over UDP (a bridge sends gaze points); a Tobii eye tracker; or Dasher's "
+                             "socket input (trackers and bridges written for Dasher)")
+    inputs.add_argument("--gaze-port", type=port, help="UDP port of the gaze-udp input (default 5577)")
+    inputs.add_argument("--socket-port", type=port, help="UDP port of the dasher-socket input (default 20320)")
+    inputs.add_argument("--socket-x-label", type=socket_label, metavar="LABEL",
+                        help="dasher-socket: label of the lines carrying x (default: x)")
+    inputs.add_argument("--socket-y-label", type=socket_label, metavar="LABEL",
+                        help="dasher-socket: label of the lines carrying y (default: y)")
+    inputs.add_argument("--socket-x-range", type=float, nargs=2, metavar=("MIN", "MAX"),
+                        help="dasher-socket: x values at the left and right edges of the writing area (default: 0 1)")
+    inputs.add_argument("--socket-y-range", type=float, nargs=2, metavar=("MIN", "MAX"),
+                        help="dasher-socket: y values at the top and bottom edges of the writing area (default: 0 1)")
+    p.add_argument("--output", choices=OUTPUTS,
+                   help="direct: also type what you write into the program that has the keyboard focus (this window "
+                        "stays on top without taking the focus); panel: only this window. Remembered, as the Output menu")
+    p.set_defaults(func=run)
+
+
+def _app_input_prefs(args: argparse.Namespace) -> dict[str, object]:
+    """The input preferences given on the command line (ValueError for an unusable range)."""
+    from dasher_rnn.input.dasher_socket import check_range
+
+    prefs: dict[str, object] = {name: getattr(args, name) for name in
+                                ("input", "gaze_port", "socket_port", "socket_x_label", "socket_y_label")
+                                if getattr(args, name) is not None}
+    for axis in ("x", "y"):
+        given = getattr(args, f"socket_{axis}_range")
+        if given is not None:
+            prefs[f"socket_{axis}_min"], prefs[f"socket_{axis}_max"] = check_range(*given, axis=axis)
+    return prefs
+
+
+def run(args: argparse.Namespace) -> int:
+    from dasher_rnn.ui.preflight import app_problem
+
+    problem = app_problem()  # before Qt, which would abort (exit 134) without a display or its libraries
+    if problem is not None:
+        print(f"dasher-rnn: {problem}", file=sys.stderr)
+        return 1
+    overrides = _app_input_prefs(args)
+    if args.output is not None:
+        overrides["output"] = args.output
+    from dasher_rnn.ui.app import run_app
+
+    return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings,
+                   prefs_overrides=overrides)

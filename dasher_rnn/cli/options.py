@@ -1,0 +1,147 @@
+"""What the commands share: lazy defaults from the config dataclasses, the help formatter and parser, `--version`,
+the converters of option values, and the options that several commands take."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import importlib
+import sys
+from typing import Any
+
+from dasher_rnn.paths import DEFAULT_MODEL_DIR
+
+# the config dataclasses that commands fill, as "module:class" (read only when a default is needed)
+TRAIN = "dasher_rnn.lm.train:TrainConfig"
+RNN = "dasher_rnn.lm.rnn:RNNConfig"
+DYNAMIC_EVAL = "dasher_rnn.adapt.dynamic_eval:AdaptConfig"
+CORPUS_ADAPT = "dasher_rnn.adapt.corpus_adapt:CorpusAdaptConfig"
+LIMITS = "dasher_rnn.api.sessions:Limits"
+SERVER = "dasher_rnn.api.server:ServerConfig"
+CONTROLLER = "dasher_rnn.zoom.controller:ControllerConfig"
+
+PROFILES_DIR_HELP = "profiles folder (default: $DASHER_RNN_PROFILES or the user data folder)"
+
+
+class ConfigDefault:
+    """An option's default read from a field of the config dataclass that the command fills, so that the two
+    cannot disagree. Looked up only when needed (the help, or the command runs): several of those dataclasses
+    live in modules that import torch, which most commands never need."""
+
+    def __init__(self, config: str, name: str) -> None:
+        self.config, self.name = config, name
+
+    @functools.cached_property
+    def value(self) -> Any:
+        module, cls = self.config.split(":")
+        field = {f.name: f for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}[self.name]
+        return field.default_factory() if field.default is dataclasses.MISSING else field.default
+
+    def __str__(self) -> str:  # the help's "(default: ...)"
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return f"ConfigDefault({self.config!r}, {self.name!r})"
+
+
+def config_default(config: str, name: str) -> ConfigDefault:
+    """The default of field ``name`` of ``config`` (one of the "module:class" names above), looked up when needed."""
+    return ConfigDefault(config, name)
+
+
+def resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with every ConfigDefault replaced by its value."""
+    for name, value in vars(args).items():
+        if isinstance(value, ConfigDefault):
+            setattr(args, name, value.value)
+    return args
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Each option's help ends with its default, unless the help already speaks of it or there is none to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if ("default" in text.lower() or default is None or default == [] or default is argparse.SUPPRESS or
+                action.nargs == 0 or not (action.option_strings or action.nargs in ("?", "*"))):  # nargs 0: a flag
+            return text
+        return text + " (default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser with the help formatter above."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def package_version() -> str:
+    """The installed package's version, or "unknown" where its metadata is missing (e.g. run from a source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dasher-rnn")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print ``dasher-rnn VERSION`` and exit. The version is looked up only when asked for, so that
+    building the parser reads no package metadata."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, default: Any = argparse.SUPPRESS,
+                 help: str | None = "show the program's version and exit") -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"dasher-rnn {package_version()}", file=sys.stdout)
+        parser.exit()
+
+
+def port(text: str) -> int:
+    """A UDP port number."""
+    value = int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a UDP port is from 1 to 65535, not {value}")
+    return value
+
+
+def socket_label(text: str) -> str:
+    """A label of Dasher's socket input."""
+    from dasher_rnn.input.dasher_socket import check_label
+
+    try:
+        return check_label(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def size(text: str) -> tuple[int, int]:
+    """A picture's WIDTHxHEIGHT in pixels."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT (e.g. 1200x800)") from None
+    if not (200 <= width <= 8000 and 150 <= height <= 8000):
+        raise argparse.ArgumentTypeError(f"{text!r}: width 200 to 8000, height 150 to 8000 pixels")
+    return width, height
+
+
+def add_profiles_dir(p: argparse.ArgumentParser) -> None:
+    """``--profiles-dir``, for the commands that read or write profiles."""
+    p.add_argument("--profiles-dir", default=None, help=PROFILES_DIR_HELP)
+
+
+def add_model_choice(p: argparse.ArgumentParser) -> None:
+    """The predictor options shared by the app and the simulator."""
+    p.add_argument("--model", default="hybrid", choices=["hybrid", "rnn", "ppm", "uniform"],
+                   help="hybrid (default): the adapting RNN mixed with an adaptive PPM; rnn or ppm alone; uniform")
+    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
+    p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
+                   help="PPM training text file or folder (repeatable)")
+    p.add_argument("--profile", default=None, help="adaptation profile to load and save")
+    p.add_argument("--no-adapt", action="store_true", help="do not learn from committed text")

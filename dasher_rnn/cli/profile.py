@@ -1,0 +1,76 @@
+"""`dasher-rnn profile`: list, reset, export or import the per-user profiles."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from dasher_rnn.cli.options import add_profiles_dir
+
+if TYPE_CHECKING:
+    from dasher_rnn.adapt.profiles import ProfileStore
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("profile", help="list, reset, export or import per-user adapted profiles")
+    p.add_argument("action", choices=["list", "reset", "export", "import"], help="what to do with the profiles")
+    p.add_argument("args", nargs="*", help="reset NAME | export NAME FOLDER | import FOLDER NAME")
+    add_profiles_dir(p)
+    p.add_argument("--yes", action="store_true", help="reset: delete without asking (what the model learned about "
+                   "the person cannot be got back; `profile export` keeps a copy first)")
+    p.set_defaults(func=run)
+
+
+def _confirm_reset(store: ProfileStore, name: str, yes: bool) -> bool:
+    """Whether to go on deleting profile ``name``: ``--yes``, or the user says so at the terminal. What it holds
+    is said first, with how to keep a copy; without a terminal and without ``--yes`` nothing is deleted."""
+    row = next((r for r in store.list() if r["name"] == name), None)
+    if row is None:
+        return True  # nothing to lose: reset says there is no such profile
+    held = row.get("error") or f"{row['characters_adapted']:,} characters learned, last saved {row['updated'] or '?'}"
+    print(f"profile {name!r} in {store.folder}: {held}")
+    if yes:
+        return True
+    print(f"Deleting it forgets what the model learned about this person; `dasher-rnn profile export {name} FOLDER` "
+          "keeps a copy first.")
+    if not sys.stdin.isatty():
+        print("not deleted: add --yes to delete without a question", file=sys.stderr)
+        return False
+    try:
+        answer = input(f"Delete profile {name!r}? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("not deleted")
+        return False
+    return True
+
+
+def run(args: argparse.Namespace) -> int:
+    from dasher_rnn.adapt.profiles import ProfileStore, check_name
+
+    store = ProfileStore(args.profiles_dir)
+    needed = {"list": 0, "reset": 1, "export": 2, "import": 2}[args.action]
+    if len(args.args) != needed:
+        raise ValueError(f"profile {args.action} takes {needed} argument(s)")
+    if args.action == "list":
+        rows = store.list()
+        print(f"profiles in {store.folder}:" if rows else f"no profiles in {store.folder}")
+        for row in rows:
+            print(f"  {row['name']}: " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "name"))
+    elif args.action == "reset":
+        name = check_name(args.args[0])
+        if not _confirm_reset(store, name, args.yes):
+            return 1
+        lock = store.lock(name)  # not while the app, the server or adapt has it open (it would save it back)
+        try:
+            removed = store.reset(name)
+        finally:
+            lock.release()
+        print(f"profile {name!r} deleted" if removed else f"no profile named {name!r} in {store.folder}")
+    elif args.action == "export":
+        print(f"exported to {store.export(args.args[0], args.args[1])}")
+    else:
+        print(f"imported as {store.import_(args.args[0], args.args[1])}")
+    return 0

@@ -1,0 +1,46 @@
+"""`dasher-rnn stats`: a picture of a profile's recorded progress."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dasher_rnn.cli.options import add_profiles_dir, size
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("stats", help="a picture of progress: characters per minute and bits per character per "
+                                     "message, from a profile's record (nothing leaves this machine)")
+    p.add_argument("--profile", required=True, help="the profile whose messages to draw")
+    p.add_argument("--out", default=None, help="the PNG file to write (default: progress-PROFILE.png here)")
+    p.add_argument("--size", type=size, default="1200x800", help="the picture's WIDTHxHEIGHT in pixels")
+    add_profiles_dir(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+    from dasher_rnn.adapt.progress import ProgressLog
+
+    store = ProfileStore(args.profiles_dir)
+    log = ProgressLog.for_profile(store, args.profile)
+    if not log.folder.is_dir():
+        raise ProfileError(f"no profile named {args.profile!r} in {store.folder}")
+    records = log.read()
+    if not records:
+        print(f"dasher-rnn stats: profile {args.profile!r} has no recorded messages yet: the app records each "
+              "message when it is finished (New message, Clear or closing the window). No picture written.",
+              file=sys.stderr)
+        return 1
+    from dasher_rnn.ui.offscreen import _ensure_application
+    from dasher_rnn.ui.stats_view import progress_title, render_progress, summary
+
+    _ensure_application()  # offscreen: no display needed
+    out = Path(args.out or f"progress-{args.profile}.png")
+    width, height = args.size
+    if not render_progress(records, width, height, progress_title(args.profile)).save(str(out), "PNG"):
+        raise OSError(f"could not write {out}")
+    print(summary(records))
+    print(f"wrote {out} ({width}x{height})")
+    return 0
