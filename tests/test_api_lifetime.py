@@ -16,8 +16,9 @@ from fastapi.testclient import TestClient
 from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.api.app import create_app
 from dasher_rnn.api.client import DasherClient
+from dasher_rnn.api.registry import Registry
 from dasher_rnn.api.server import BackgroundServer, ServerConfig
-from dasher_rnn.api.sessions import Limits, Registry
+from dasher_rnn.api.sessions import Limits
 
 BASE = "http://127.0.0.1"
 WS = "ws://127.0.0.1"
@@ -55,7 +56,7 @@ def test_an_idle_session_is_closed_its_profile_saved_and_its_slot_and_profile_fr
         # abandoned: the server closes it by itself
         clock[0] += 0.2
         assert wait_until(lambda: client.get("/v1/health").json()["sessions"] == 0)
-        assert wait_until(lambda: not registry._closing)  # saved and closed
+        assert wait_until(lambda: not registry.lifetime.closing)  # saved and closed
         gone = client.get(f"/v1/sessions/{sid}")
         assert gone.status_code == 404 and gone.json()["error"]["code"] == "session_expired"
         assert "saved" in gone.json()["error"]["message"]

@@ -29,7 +29,8 @@ from dasher_rnn import __version__
 from dasher_rnn.api import ops
 from dasher_rnn.api import schemas as s
 from dasher_rnn.api.guard import LOOPBACK_ORIGIN, Guard
-from dasher_rnn.api.sessions import ApiError, Registry
+from dasher_rnn.api.limits import ApiError
+from dasher_rnn.api.registry import Registry
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,10 @@ import numpy as np
 
 from dasher_rnn import __version__
 from dasher_rnn.api import schemas as s
-from dasher_rnn.api.sessions import ApiSession, Registry, check_count, check_text, within
+from dasher_rnn.api.lifetime import within
+from dasher_rnn.api.limits import check_count, check_text
+from dasher_rnn.api.registry import Registry
+from dasher_rnn.api.sessions import ApiSession
 from dasher_rnn.lm.protocol import DASHER_TOTAL
 from dasher_rnn.predictor.service import Distribution
 

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dasher_rnn.api.sessions import Limits, Registry
+from dasher_rnn.api.limits import Limits
+from dasher_rnn.api.registry import Registry
 
 TOKEN_ENV = "DASHER_RNN_TOKEN"
 DEFAULT_PORT = 8765

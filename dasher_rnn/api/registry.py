@@ -1,0 +1,173 @@
+"""The server's sessions: opening them (one per profile, at most ``max_sessions``), finding them by id,
+closing them (on request, after the idle timeout, at shutdown), and the shared stateless predictor.
+
+Called from the event loop's thread (the tables are not locked); loading a model and closing a session
+(saving its profile) run on worker threads. When sessions expire is ``lifetime.Lifetime``'s; what one
+session does is ``sessions.ApiSession``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from dasher_rnn.adapt.compose import DASHER_PPM_ORDER, HYBRID_PPM_ORDER, WriterConfig, build_ppm, build_writer
+from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
+from dasher_rnn.adapt.writer import Writer
+from dasher_rnn.api.lifetime import Lifetime
+from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
+from dasher_rnn.api.sessions import ApiSession, release_when_done, wait
+from dasher_rnn.lm.model_io import read_checked_config
+from dasher_rnn.predictor.service import Distribution
+
+log = logging.getLogger(__name__)
+
+
+class Registry:
+    """The server's sessions, the shared stateless predictor and the limits."""
+
+    def __init__(self, model_dir: str | Path, limits: Limits | None = None, profiles_dir: str | Path | None = None,
+                 backend: str = "auto", threads: int | None = None, budget: int = 3000,
+                 adapt_config: AdaptConfig | None = None,
+                 ppm_train: list[str] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.model_dir = Path(model_dir)
+        self.config, self.alphabet = read_checked_config(self.model_dir)
+        self.limits = limits or Limits()
+        self.profiles_dir, self.backend, self.threads, self.budget = profiles_dir, backend, threads, budget
+        self.adapt_config = adapt_config
+        self.ppm_train = tuple(ppm_train or ())
+        self._ppm: dict[str, object] = {}  # model -> PPM trained on ppm_train, built once and forked per session
+        self._ppm_lock = threading.Lock()
+        self.sessions: dict[str, ApiSession] = {}
+        self.lifetime = Lifetime(self.limits.idle_timeout_s, clock)  # expired sessions, and those being closed
+        self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
+        self.base: Writer | None = None
+        self.started = time.time()
+        self.clock = clock  # seconds, for idle timeouts (``time.monotonic``; tests pass their own)
+
+    def _config(self, **values: object) -> WriterConfig:
+        extra = {"adaptation": self.adapt_config} if self.adapt_config is not None else {}
+        return WriterConfig(model_dir=self.model_dir, profiles_dir=self.profiles_dir, ppm_train=self.ppm_train,
+                            backend=self.backend, threads=self.threads, budget=self.budget, **extra, **values)
+
+    # -- lifetime --------------------------------------------------------------------
+    def load(self) -> None:
+        """Build the stateless predictor now (blocking): ``serve`` does this before it listens, so a broken model is
+        an error on the command line."""
+        if self.base is None:
+            self.base = build_writer(self._config(model="rnn", adapt=False))
+
+    async def start(self) -> None:
+        if self.base is None:
+            await asyncio.to_thread(self.load)
+        self.lifetime.start(self.expire_idle)
+
+    async def expire_idle(self, now: float | None = None) -> list[str]:
+        """Close every session unused for the idle timeout (saving its profile, freeing its slot and its profile
+        lock); the ids closed. ``now``: a reading of the registry's clock (by default, now)."""
+        return await self.lifetime.expire_idle(lambda: self.sessions, now)
+
+    async def close_all(self, save: bool = True) -> None:
+        self.lifetime.stop()
+        sessions, self.sessions = list(self.sessions.values()), {}
+        results = await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
+        for session, result in zip(sessions, results, strict=True):
+            if isinstance(result, Exception):  # the server is stopping: say what was not saved, then let go
+                log.error("closing session %s: %s", session.id, result)
+                session.writer.close(save=False)
+        if self.base is not None:
+            self.base.close(save=False)
+
+    # -- sessions --------------------------------------------------------------------
+    def get(self, sid: str) -> ApiSession:
+        session = self.sessions.get(sid)
+        if session is None:
+            self.lifetime.check_expired(sid)
+            raise ApiError(404, "unknown_session", f"no session {sid!r} (closed, or never opened on this server)")
+        return session
+
+    @contextmanager
+    def use(self, sid: str) -> Iterator[ApiSession]:
+        """The session ``sid``, marked in use (not idle) for the duration."""
+        with self.get(sid).in_use() as session:
+            yield session
+
+    def list(self) -> dict:
+        """The open sessions as any client may see them: how many, and their profiles, but never their ids (an id
+        is the capability to use, read and close a session, held by the client that opened it alone)."""
+        now = self.clock()
+        rows = [{"profile": s.profile, "model": s.model, "adapt": s.adapt, "idle_s": round(s.idle_for(now), 1)}
+                for s in self.sessions.values()]
+        return {"open": len(rows), "max_sessions": self.limits.max_sessions, "sessions": rows}
+
+    async def open(self, profile: str | None, adapt: bool = True, model: str = "hybrid") -> ApiSession:
+        closing = self.lifetime.closing
+        if profile is not None:
+            try:
+                check_name(profile)
+            except ProfileError as exc:
+                raise ApiError(422, "invalid_profile", str(exc)) from None
+            if any(s.profile == profile for s in self.sessions.values()):
+                raise ApiError(409, "profile_in_use", self._in_use_message(profile))
+            if any(s.profile == profile for s in closing.values()):
+                raise ApiError(409, "profile_in_use", f"profile {profile!r} is being saved (its session was closed "
+                                                      "after the idle timeout): try again in a moment")
+            if profile in self._opening:
+                raise ApiError(409, "profile_in_use", f"profile {profile!r} is being opened by another request")
+        if len(self.sessions) + len(self._opening) + len(closing) >= self.limits.max_sessions:
+            raise ApiError(429, "too_many_sessions", f"{self.limits.max_sessions} sessions are open, the limit: "
+                                                     "close one first")
+        key = profile if profile is not None else f"\x00{secrets.token_hex(8)}"
+        self._opening[key] = key
+        try:
+            session = await asyncio.to_thread(self._load, profile, adapt, model)
+        except ProfileInUse as exc:
+            raise ApiError(409, "profile_in_use", str(exc)) from None
+        finally:
+            del self._opening[key]
+        self.sessions[session.id] = session
+        return session
+
+    def _in_use_message(self, profile: str) -> str:
+        timeout = self.limits.idle_timeout_s
+        after = f"; it is closed after {timeout:g} s unused" if timeout > 0 else ""
+        return (f"profile {profile!r} is open in another session of this server: the client that opened it can use "
+                f"or close it{after}")
+
+    def _trained_ppm(self, model: str):
+        with self._ppm_lock:
+            if model not in self._ppm:
+                order = HYBRID_PPM_ORDER if model == "hybrid" else DASHER_PPM_ORDER
+                self._ppm[model] = build_ppm(self.ppm_train, self.alphabet.name, order)[0]
+            return self._ppm[model]
+
+    def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:
+        trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
+        writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
+        return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, profile, self.clock)
+
+    async def close(self, sid: str, save: bool = True) -> dict:
+        session = self.get(sid)
+        await asyncio.to_thread(session.close, save)  # a failed save keeps the session (507)
+        self.sessions.pop(sid, None)
+        return {"session": sid, "closed": True, "saved": bool(save and session.profile is not None)}
+
+    # -- stateless -------------------------------------------------------------------
+    async def predict(self, texts: list[str], reject_unknown: bool = True) -> list[Distribution]:
+        check_count(len(texts), self.limits.max_contexts, "contexts")
+        texts = [check_text(t, self.alphabet, self.limits, "context text", reject_unknown) for t in texts]
+        if self.base is None:
+            raise ApiError(503, "starting", "the predictor is still loading")
+        futures = [self.base.root_async(t) for t in texts]
+        try:
+            roots = [await wait(f) for f in futures]
+            return await wait(self.base.request(roots))
+        finally:
+            release_when_done(futures, self.base.release)

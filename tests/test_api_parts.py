@@ -1,0 +1,267 @@
+"""The API's parts on their own, without a model or a server: the limits and text checks, the handle table over
+Writer contexts, and the sessions' lifetime (idle time, expiry, the reaper, the request deadline) on a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from dasher_rnn.adapt.writer import Context
+from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.api.handles import HandleTable, existing_node, subtree_size
+from dasher_rnn.api.lifetime import EXPIRED_KEPT, Lifetime, Usage, reap, reap_period, within
+from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
+from dasher_rnn.predictor.tree import Node
+
+ALPHABET = load_alphabet("english")
+
+
+class Clock:
+    """A clock that moves only when the test says."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def node(parent: Node | None = None, ch: str = "a") -> Node:
+    """A tree node (no tree behind it: the handle table only looks at ``children`` and ``released``)."""
+    made = Node(tree=None, parent=parent, symbol=ALPHABET.index(ch), depth=0 if parent is None else parent.depth + 1)
+    if parent is not None:
+        parent.children[made.symbol] = made
+    return made
+
+
+def released(n: Node) -> None:
+    n.released = True
+    for child in n.children.values():
+        released(child)
+
+
+# -- limits --------------------------------------------------------------------------------------------------
+def test_check_text_normalises_and_refuses_long_text_and_unknown_characters():
+    limits = Limits(max_text=5)
+    assert check_text("\u201chi\u201d", ALPHABET, limits) == '"hi"'
+    with pytest.raises(ApiError) as long:
+        check_text("abcdef", ALPHABET, limits, "committed text")
+    assert long.value.status == 413 and long.value.code == "text_too_long" and "committed text" in long.value.message
+    with pytest.raises(ApiError) as unknown:
+        check_text("a\u2603", ALPHABET, limits)
+    assert unknown.value.status == 422 and unknown.value.code == "unknown_character"
+    assert unknown.value.body()["error"]["character"] == "\u2603" and unknown.value.body()["error"]["position"] == 1
+    assert check_text("a\u2603", ALPHABET, limits, reject_unknown=False) == "a\u2603"
+    check_count(3, 3, "contexts")
+    with pytest.raises(ApiError) as many:
+        check_count(4, 3, "contexts")
+    assert many.value.status == 413 and many.value.code == "too_many_contexts"
+
+
+# -- the handle table ----------------------------------------------------------------------------------------
+def test_a_context_has_one_handle_and_a_released_one_is_unknown():
+    table = HandleTable("s1", max_handles=10, max_nodes=100)
+    root = Context(node=node(), ppm=None)
+    child = Context(node=node(root.node, "b"), ppm=None)
+    r = table.add(root, root=True)
+    c = table.add(child)
+    assert table.add(Context(node=child.node, ppm=None)) == c  # the same node: the same handle
+    assert table.is_root(r) and not table.is_root(c)
+    assert set(table) == {r, c} and len(table) == 2 and c in table
+    assert table.get(c) is child
+    assert table.has_handle(child.node) and not table.has_handle(None)
+    # contexts without a tree node (PPM, uniform) get a handle each time
+    assert table.add(Context(node=None, ppm=None)) != table.add(Context(node=None, ppm=None))
+    released(root.node)
+    with pytest.raises(ApiError) as gone:
+        table.get(c)
+    assert gone.value.status == 404 and gone.value.code == "unknown_context" and "session s1" in gone.value.message
+    assert c not in table and not table.has_handle(child.node)
+
+
+def test_take_removes_a_handle_for_release_and_discard_keeps_the_context():
+    table = HandleTable("s1", max_handles=10, max_nodes=100)
+    root = Context(node=node(), ppm=None)
+    child = Context(node=node(root.node, "b"), ppm=None)
+    r, c = table.add(root, root=True), table.add(child)
+    table.discard(c)
+    table.discard(c)  # a second time: nothing
+    assert c not in table and not table.has_handle(child.node)
+    again = table.add(child)
+    assert again != c and table.get(again) is child  # a new handle on the same context
+    assert table.take(r) is root
+    assert r not in table and not table.is_root(r)
+    with pytest.raises(ApiError):
+        table.take(r)
+
+
+def test_the_handle_limit_counts_only_live_handles():
+    table = HandleTable("s1", max_handles=3, max_nodes=100)
+    first, second = Context(node=node(), ppm=None), Context(node=node(), ppm=None)
+    table.add(first, root=True)
+    table.add(second, root=True)
+    asyncio.run(table.make_room(1, 0))  # 2 + 1 fit
+    with pytest.raises(ApiError) as full:
+        asyncio.run(table.make_room(2, 0))
+    assert full.value.status == 429 and full.value.code == "too_many_handles"
+    released(first.node)  # its handle is dead: the table forgets it when it needs room
+    asyncio.run(table.make_room(2, 0))
+    assert len(table) == 1 and table.roots == {2}
+
+
+def test_the_node_limit_recounts_the_trees_under_the_roots():
+    table = HandleTable("s1", max_handles=100, max_nodes=5)
+    root = node()
+    kids = [node(root, ch) for ch in "abc"]
+    node(kids[0], "d")
+    assert subtree_size(root) == 5
+    table.add(Context(node=root, ppm=None), root=True)
+    table.nodes = 5
+    with pytest.raises(ApiError) as full:
+        asyncio.run(table.make_room(0, 1))
+    assert full.value.status == 429 and full.value.code == "too_many_nodes" and table.nodes == 5
+    released(kids[0])
+    asyncio.run(table.make_room(0, 2))  # recounted: 3 nodes
+    assert table.nodes == 3
+
+
+def test_existing_node_walks_the_tree_without_creating_anything():
+    root = node()
+    b = node(root, "b")
+    bc = node(b, "c")
+    context = Context(node=root, ppm=None)
+    assert existing_node(context, "bc", ALPHABET) is bc
+    assert existing_node(context, "", ALPHABET) is root
+    assert existing_node(context, "x", ALPHABET) is None and existing_node(context, "bx", ALPHABET) is None
+    assert existing_node(Context(node=None, ppm=None), "b", ALPHABET) is None
+    released(bc)
+    assert existing_node(context, "bc", ALPHABET) is None
+    assert b.children == {bc.symbol: bc}  # nothing made or dropped
+
+
+# -- lifetime ------------------------------------------------------------------------------------------------
+def test_usage_is_idle_only_without_requests_or_websockets():
+    clock = Clock()
+    usage = Usage(clock)
+    clock.now += 7
+    assert usage.idle_for(clock()) == 7
+    with usage.in_use() as used:
+        assert used is usage
+        clock.now += 50
+        assert usage.idle_for(clock()) == 0  # a request runs
+    assert usage.idle_for(clock()) == 0  # it ended just now
+    clock.now += 3
+    usage.connections += 1
+    assert usage.idle_for(clock()) == 0
+    usage.connections -= 1
+    assert usage.idle_for(clock()) == 3
+    usage.touch()
+    assert usage.idle_for(clock()) == 0
+    assert usage.idle_for(clock() - 10) == 0  # never negative
+
+
+class FakeSession(Usage):
+    def __init__(self, clock: Clock, profile: str | None = None, fail: bool = False) -> None:
+        super().__init__(clock)
+        self.profile, self.fail = profile, fail
+        self.closed_with: list[bool] = []
+        self.lifetime: Lifetime | None = None
+        self.was_closing: bool | None = None
+
+    def close(self, save: bool = True) -> None:
+        self.was_closing = self.lifetime is not None and self in self.lifetime.closing.values()
+        self.closed_with.append(save)
+        if self.fail:
+            raise OSError("disk full")
+
+
+def test_expire_idle_closes_the_sessions_unused_for_the_timeout_and_remembers_them():
+    clock = Clock()
+    lifetime = Lifetime(60.0, clock)
+    old, busy, fresh, broken = (FakeSession(clock, "old"), FakeSession(clock), FakeSession(clock),
+                                FakeSession(clock, "broken", fail=True))
+    for s in (old, busy, fresh, broken):
+        s.lifetime = lifetime
+    sessions = {"old": old, "busy": busy, "broken": broken}
+    clock.now += 60
+    sessions["fresh"] = fresh
+    fresh.touch()
+    busy.connections = 1  # a WebSocket is open
+    closed = asyncio.run(lifetime.expire_idle(lambda: sessions))
+    assert sorted(closed) == ["broken", "old"]
+    assert set(sessions) == {"busy", "fresh"}
+    assert old.closed_with == [True] and old.was_closing  # it kept its place among those closing while it saved
+    assert broken.closed_with == [True]  # a failed close is logged, and the session is gone all the same
+    assert not lifetime.closing and busy.closed_with == [] and fresh.closed_with == []
+    assert lifetime.expired == {"old": 60.0, "broken": 60.0}
+    with pytest.raises(ApiError) as late:
+        lifetime.check_expired("old")
+    assert late.value.status == 404 and late.value.code == "session_expired" and "60 s" in late.value.message
+    lifetime.check_expired("fresh")  # not expired: no error
+    assert asyncio.run(lifetime.expire_idle(lambda: sessions, clock() + 59)) == []
+    assert asyncio.run(lifetime.expire_idle(lambda: sessions, clock() + 61)) == ["fresh"]
+
+
+def test_no_timeout_never_expires_and_the_expired_ids_kept_are_bounded():
+    clock = Clock()
+    never = Lifetime(0.0, clock)
+    sessions = {"a": FakeSession(clock)}
+    assert asyncio.run(never.expire_idle(lambda: sessions, clock() + 1e9)) == []
+    assert list(sessions) == ["a"]
+    lifetime = Lifetime(1.0, clock)
+    for i in range(EXPIRED_KEPT + 5):
+        lifetime.remember(f"s{i}", 1.0)
+    assert len(lifetime.expired) == EXPIRED_KEPT and "s0" not in lifetime.expired and f"s{EXPIRED_KEPT + 4}" in lifetime.expired
+
+
+def test_the_reaper_keeps_looking_after_a_failure_until_cancelled():
+    assert reap_period(1800) == 30.0 and reap_period(0.01) == 0.05 and reap_period(2) == 0.5
+
+    async def run() -> tuple[list[float], int]:
+        periods: list[float] = []
+        calls = 0
+        third = asyncio.Event()
+
+        async def sleep(seconds: float) -> None:  # no real waiting: each "period" passes at once
+            periods.append(seconds)
+            await asyncio.sleep(0)
+
+        async def expire() -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("a failure is logged; the reaper goes on")
+            if calls == 3:
+                third.set()
+                await asyncio.Event().wait()  # parked here until cancelled
+
+        task = asyncio.create_task(reap(expire, 0.5, sleep))
+        await third.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return periods, calls
+
+    periods, calls = asyncio.run(run())
+    assert calls == 3 and periods == [0.5, 0.5, 0.5]
+
+
+def test_within_stops_work_past_the_request_time_limit():
+    async def run() -> None:
+        assert await within(Limits(request_timeout_s=0), asyncio.sleep(0, "done")) == "done"  # 0: no limit
+        assert await within(Limits(request_timeout_s=30), asyncio.sleep(0, "done")) == "done"
+        stopped = threading.Event()
+
+        async def forever() -> None:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                stopped.set()
+
+        with pytest.raises(ApiError) as late:
+            await within(Limits(request_timeout_s=0.01), forever())
+        assert late.value.status == 503 and late.value.code == "timeout" and stopped.is_set()
+
+    asyncio.run(run())
