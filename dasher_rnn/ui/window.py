@@ -8,8 +8,6 @@ figures, the control box's actions, the tutorial, the dialogs and closing.
 
 from __future__ import annotations
 
-import logging
-
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar, QWidget
@@ -36,8 +34,6 @@ from dasher_rnn.ui.widgets import make_action
 from dasher_rnn.zoom.control import CONTROL_ITEMS, Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.model import Frame
-
-log = logging.getLogger(__name__)
 
 FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these
 
