@@ -36,9 +36,11 @@ test-system:
 			$(TEST_DEBS)) >/dev/null 2>&1 || echo "test-system: could not install $(TEST_DEBS); the X tests will skip"; \
 	fi
 
+# mypy type-checks the core packages named in pyproject.toml ([tool.mypy]); its cache makes a second run quick
 test: install-dev test-system
 	$(VENV)/bin/ruff check dasher_rnn tests bench
+	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -40,7 +41,7 @@ def read_text(path: str | Path, *, replace_errors: bool = False) -> str:
     return text
 
 
-def expand_paths(paths: list[str | Path], suffixes: tuple[str, ...] = (".txt", ".md")) -> list[Path]:
+def expand_paths(paths: Iterable[str | Path], suffixes: tuple[str, ...] = (".txt", ".md")) -> list[Path]:
     """Files named directly, plus files with ``suffixes`` found under folders, in sorted order."""
     files: list[Path] = []
     for p in map(Path, paths):

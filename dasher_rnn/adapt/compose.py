@@ -10,12 +10,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.adapt.writer import MODELS, Writer
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR
 from dasher_rnn.textio import expand_paths, read_text
+
+if TYPE_CHECKING:
+    from dasher_rnn.predictor.backends import Backend
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +74,10 @@ def build_writer(config: WriterConfig, trained_ppm=None) -> Writer:
 
     if config.model not in MODELS:
         raise ValueError(f"unknown model {config.model!r} (choose from {', '.join(MODELS)})")
-    store = ProfileStore(config.profiles_dir) if config.profile is not None else None
-    lock = store.lock(config.profile) if store is not None and not config.read_only else None
+    store, lock = None, None
+    if config.profile is not None:
+        store = ProfileStore(config.profiles_dir)
+        lock = store.lock(config.profile) if not config.read_only else None
     try:
         return _build(config, store, lock, trained_ppm)
     except BaseException:
@@ -127,6 +133,7 @@ def _build(config: WriterConfig, store, lock, trained_ppm) -> Writer:
     if config.model == "uniform":
         alphabet = load_alphabet(config.alphabet or "english")
         parts.append(f"uniform over {alphabet.name}")
+    assert alphabet is not None  # every model in MODELS set it above
     description = (" mixed with ".join(parts)) + (f", profile {config.profile!r}" if config.profile else "")
     return Writer(config.model, alphabet, service=service, session=session, mixer=mixer,
                   store=None if config.read_only else store, lock=lock,
@@ -158,6 +165,7 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
     elif backend == "auto":
         backend = "cuda" if cuda_available() else "onnx" if (model_dir / ONNX_FILE).is_file() and not config.zero_state \
             else "torch"
+    source: Backend
     if backend == "onnx" and folder is None:  # a static RNN on onnxruntime reads what it needs itself: no torch load
         model_config, alphabet = read_checked_config(model_dir)
         source = OnnxBackend(model_dir, config.threads, config=model_config)
@@ -168,6 +176,7 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
     service = PredictorService(source, alphabet, budget=config.budget, floor=config.floor)
     session = None
     if _stateful(config):
+        assert folder is not None  # opened above for a stateful RNN
         try:
             try:
                 session = WritingSession(folder, config.adaptation, service, config.adapt, saved)

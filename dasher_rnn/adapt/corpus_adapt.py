@@ -21,6 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -103,7 +104,8 @@ def message_bits(model: CharRNN, messages: list[Message], device: torch.device, 
 
 def bits_per_char(bits: np.ndarray, messages: list[Message]) -> dict[str, float]:
     """Held-out bits/char overall and per source file."""
-    per_bits, per_chars = defaultdict(float), defaultdict(int)
+    per_bits: defaultdict[str, float] = defaultdict(float)
+    per_chars: defaultdict[str, int] = defaultdict(int)
     for b, m in zip(bits, messages, strict=True):
         source = m.source.split("#")[0]
         per_bits[source] += float(b)
@@ -150,7 +152,7 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
     held_msgs = [m for m, _ in held]
     # the starting weights already scored every message above: no second pass for the "before" figure
     before = bits_per_char(np.array([b for _, b in held]), held_msgs) if held_msgs else {}
-    report = {
+    report: dict[str, Any] = {
         "messages": len(messages), "dropped": dropped, "train_messages": len(train), "held_out_messages": len(held_msgs),
         "train_chars": sum(len(m.text) + 1 for m in train), "held_out_bpc_before": before, "config": asdict(config),
     }
@@ -231,11 +233,11 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
                    "training_chars_per_second": round(chars_done / step_seconds) if step_seconds else None,
                    "sources": sorted({m.source.split("#")[0] for m in train})})
     adapted = {n: p.detach().cpu() for n, p in zip(names, params, strict=True)}
-    before = store.load(profile)
-    info = before.info if before is not None else {}
+    previous = store.load(profile)
+    info = previous.info if previous is not None else {}
     store.save(profile, {"rnn": encode_weights(adapted)}, {
         **info,
-        "characters_adapted": (before.characters_adapted if before is not None else 0) + report["train_chars"],
+        "characters_adapted": (previous.characters_adapted if previous is not None else 0) + report["train_chars"],
         "corpus_adaptation": report,
     }, base_hash)
     for f in resume_dir.glob("*"):

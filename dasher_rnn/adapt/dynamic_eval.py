@@ -107,8 +107,11 @@ class DynamicEvaluator:
         model.set_adapter(spec)
         self.base_model = copy.deepcopy(model).eval()
         self.base_model.set_adapter(None)
-        network = (model.network_parameters() if spec is None
-                   else {f"adapter.{n}": p for n, p in model.adapter.named_parameters()})
+        if spec is None:
+            network = model.network_parameters()
+        else:
+            assert model.adapter is not None  # set_adapter(spec) made it
+            network = {f"adapter.{n}": p for n, p in model.adapter.named_parameters()}
         self.names, self.params = list(network), list(network.values())
         for p in model.parameters():  # gradients only for what adapts (an adapter's backward stays small)
             p.requires_grad_(any(p is q for q in self.params))
@@ -124,7 +127,8 @@ class DynamicEvaluator:
                 mean = torch.cat([r.reshape(-1) for r in rms]).mean()
                 self.decay = [config.lam * torch.clamp(r / mean, max=1.0 / config.lam) for r in rms]
         with torch.no_grad():
-            self.state = tuple(s.detach() for s in model.initial_state(1))
+            h0, c0 = model.initial_state(1)
+            self.state = (h0.detach(), c0.detach())
         self.base_state = self.state
         self.committed: list[int] = []
         self.offset = 0
@@ -205,7 +209,10 @@ class DynamicEvaluator:
         for p in self.params:
             p.grad = None
         loss.backward()
-        grads = [p.grad for p in self.params]
+        grads: list[torch.Tensor] = []
+        for p in self.params:
+            assert p.grad is not None  # every adapting parameter is in the loss's graph
+            grads.append(p.grad)
         grad_norm = float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])))
         self.offset += len(segment)
         self.state = (new_state[0].detach(), new_state[1].detach())
@@ -252,6 +259,7 @@ class DynamicEvaluator:
         fall back to the base weights, which the guard tracks anyway."""
         offset, base_now, scale_now = self.offset, self.base_state, self.scale
         back = len(self.window) + 1
+        rolled_back_to: int | str  # the checkpoint's offset, or "base weights"
         if len(self.ring) >= back and self.since_guard > self.config.window:
             checkpoint = self.ring[-back]
             self._restore(checkpoint)

@@ -264,12 +264,12 @@ def read_info(folder: Path) -> dict | None:
 def _files(folder: Path, info: dict) -> dict[str, dict]:
     """Part name -> {"file", "sha256"} of a version (format 1 mapped onto parts)."""
     if info.get("format") == 1:
-        files = {}
+        legacy: dict[str, dict] = {}
         if info.get("weights_file"):
-            files["rnn"] = {"file": info.get("weights_file"), "sha256": info.get("weights_sha256")}
+            legacy["rnn"] = {"file": info.get("weights_file"), "sha256": info.get("weights_sha256")}
         if (folder / LEGACY_PPM_FILE).is_file():
-            files["ppm"] = {"file": LEGACY_PPM_FILE, "sha256": None}  # format 1 kept no hash for it
-        return files
+            legacy["ppm"] = {"file": LEGACY_PPM_FILE, "sha256": None}  # format 1 kept no hash for it
+        return legacy
     files = info.get("files")
     if not isinstance(files, dict) or not all(isinstance(v, dict) for v in files.values()):
         raise ProfileError(f"{folder / PROFILE_FILE}: 'files' is not a table of parts")

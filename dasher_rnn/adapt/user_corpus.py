@@ -59,8 +59,9 @@ def email_body(message: email.message.EmailMessage) -> str:
     try:
         return strip_email_text(part.get_content())
     except (LookupError, ValueError):  # unknown charset or broken encoding
-        payload = part.get_payload(decode=True) or b""
-        return strip_email_text(payload.decode("utf-8", errors="replace"))
+        payload = part.get_payload(decode=True)  # bytes, or None where there is nothing to decode
+        data = payload if isinstance(payload, bytes) else b""
+        return strip_email_text(data.decode("utf-8", errors="replace"))
 
 
 def _decode(data: bytes, path: Path, report: ReadReport) -> str:

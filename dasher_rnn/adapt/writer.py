@@ -28,12 +28,17 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR, quantise
 from dasher_rnn.predictor.service import Distribution
+
+if TYPE_CHECKING:
+    from dasher_rnn.lm.ppm import PPMContext
+    from dasher_rnn.predictor.tree import Node
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +57,8 @@ class Context:
     """A handle on one context: the RNN's tree node, PPM's context, and (once the RNN answered) its
     probabilities there, from which the mixing weights learn when a character is committed."""
 
-    node: object | None
-    ppm: object | None
+    node: Node | None  # None for models without the RNN
+    ppm: PPMContext | None  # None for models without PPM
     p_rnn: np.ndarray | None = field(default=None, repr=False)
 
 
@@ -157,7 +162,7 @@ class Writer:
         if self.model == "rnn":
             return inner
         # the hybrid: PPM's part and the weights now, on the caller's thread (PPM is never touched elsewhere)
-        parts = [(self.mixer.ppm.probs_at(c.ppm), self.mixer.gate.weight(c.ppm.order)) for c in contexts]
+        parts = [(self.mixer.ppm.probs_at(c.ppm), self.mixer.weight_at(c.ppm)) for c in contexts]
 
         def mix(dists: list[Distribution]) -> list[Distribution]:
             out = []
@@ -319,7 +324,7 @@ class Writer:
             self.lock.release()
 
     def status(self) -> WriterStatus:
-        learns = ()
+        learns: tuple[str, ...] = ()
         if self.can_adapt:
             learns = {"rnn": ("rnn",), "ppm": ("ppm",), "hybrid": ("rnn", "ppm", "mixing weights")}[self.model]
             if self.session is None:

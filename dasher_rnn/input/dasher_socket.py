@@ -93,7 +93,9 @@ def scan_double(text: bytes) -> float | None:
         rest = s[2:]
         if not rest or rest[:1] not in _HEX_DIGITS:
             return None
-        whole, frac, exponent = _HEX.match(rest).groups()  # always matches (possibly empty)
+        match = _HEX.match(rest)
+        assert match is not None  # always matches (possibly empty)
+        whole, frac, exponent = match.groups()
         try:
             return sign * float.fromhex(f"0x{(whole or b'0').decode()}.{(frac or b'0').decode()}"
                                         f"p{(exponent or b'0').decode()}")

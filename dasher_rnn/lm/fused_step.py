@@ -108,7 +108,7 @@ def fused_lstm_graph(initializers: Mapping[str, np.ndarray], layers: int, hidden
     else:
         nodes += [node("Concat", [f"h{n}_out" for n in range(layers)], ["h_next"], axis=0),
                   node("Concat", [f"c{n}_out" for n in range(layers)], ["c_next"], axis=0)]
-    state = [layers, "batch", hidden]
+    state: list[str | int] = [layers, "batch", hidden]
     graph = helper.make_graph(
         nodes, "fused_lstm_step",
         [helper.make_tensor_value_info("symbols", TensorProto.INT64, ["batch"]),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.lm.ppm import LearnRecord, PPMContext, PPMModel
 
 MIN_PROB = 1e-9
 # The hybrid's PPM remembers longer strings than Dasher's order 5: a user's repeated phrases are its job
@@ -62,20 +62,30 @@ class HybridMixer:
     ``commit`` scores the symbol in the committed context (the message so far), so the gate learns
     from what the user wrote, wherever the prediction contexts are."""
 
+    # set by ``new_message``: per committed symbol, the committed context before it, its order's weight then and
+    # what PPM learned (None: adaptation was paused); the symbols committed in this message; the context after them
+    _undo: list[tuple[PPMContext, float, LearnRecord | None]]
+    message: list[int]
+    _committed: PPMContext
+
     def __init__(self, ppm: PPMModel, gate: OrderGate | None = None):
         self.ppm = ppm
         self.gate = gate or OrderGate(ppm.max_order)
         self.new_message()
 
-    def context_after(self, text: str):
+    def context_after(self, text: str) -> PPMContext:
         return self.ppm.context_after(text)
 
-    def entered(self, ctx, symbol: int):
+    def entered(self, ctx: PPMContext, symbol: int) -> PPMContext:
         return self.ppm.entered(ctx, symbol)
 
-    def mix(self, p_rnn: np.ndarray, ctx) -> np.ndarray:
+    def weight_at(self, ctx: PPMContext) -> float:
+        """The RNN's mixing weight in PPM context ``ctx`` (by its order)."""
+        return self.gate.weight(ctx.order)
+
+    def mix(self, p_rnn: np.ndarray, ctx: PPMContext) -> np.ndarray:
         """The mixture's probabilities in PPM context ``ctx`` given the RNN's ``p_rnn`` there."""
-        w = self.gate.weight(ctx.order)
+        w = self.weight_at(ctx)
         return w * p_rnn + (1 - w) * self.ppm.probs_at(ctx)
 
     def commit(self, symbol: int, p_rnn: float | None = None, learn: bool = True) -> None:
@@ -102,8 +112,8 @@ class HybridMixer:
 
     def new_message(self) -> None:
         """Deletions never reach back past a message start (as in the RNN's writing session)."""
-        self._undo: list = []
-        self.message: list[int] = []  # symbols committed in this message
+        self._undo = []
+        self.message = []
         self.ppm.reset()
         self._committed = self.ppm.context_after("")
 

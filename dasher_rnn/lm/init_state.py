@@ -78,10 +78,10 @@ def learn_initial_state(model: CharRNN, corpus: Corpus, length: int = 10, train_
     """Fit ``model.h0``/``model.c0`` in place; returns the held-out bits/char before and after."""
     device = model.h0.device
     a = corpus.alphabet
-    train = sample_starts(corpus, "train", train_count, length, seed)
-    val = sample_starts(corpus, "val", val_count, length, seed + 1)
-    train = torch.from_numpy(lowercase_first(train, a, lowercase_fraction, seed)).to(device)
-    val = torch.from_numpy(lowercase_first(val, a, lowercase_fraction, seed + 1)).to(device)
+    train_starts = sample_starts(corpus, "train", train_count, length, seed)
+    val_starts = sample_starts(corpus, "val", val_count, length, seed + 1)
+    train = torch.from_numpy(lowercase_first(train_starts, a, lowercase_fraction, seed)).to(device)
+    val = torch.from_numpy(lowercase_first(val_starts, a, lowercase_fraction, seed + 1)).to(device)
     for p in model.parameters():
         p.requires_grad_(False)
     model.h0.requires_grad_(True)

@@ -32,6 +32,7 @@ def mean_squared_gradients(model: CharRNN, corpus: Corpus, batches: int = 200, b
         model.zero_grad(set_to_none=True)
         loss.backward()
         for n, p in params.items():
+            assert p.grad is not None  # every network parameter is in the loss's graph
             sums[n] += p.grad.detach() ** 2
         state = (state[0].detach(), state[1].detach())
     model.zero_grad(set_to_none=True)

@@ -48,7 +48,8 @@ def export_onnx(model_dir: str | Path, opset: int = 17) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            OneStep(model), (symbols, h, c), buffer, dynamo=False, opset_version=opset,
+            # the TorchScript exporter (dynamo=False) writes to a file object too; the stub names paths only
+            OneStep(model), (symbols, h, c), buffer, dynamo=False, opset_version=opset,  # type: ignore[arg-type]
             input_names=["symbols", "h", "c"], output_names=["log_probs", "h_next", "c_next"],
             dynamic_axes={"symbols": {0: "batch"}, "h": {1: "batch"}, "c": {1: "batch"},
                           "log_probs": {0: "batch"}, "h_next": {1: "batch"}, "c_next": {1: "batch"}},

@@ -78,7 +78,7 @@ def _count_strings(segments: list[np.ndarray], max_order: int) -> tuple[np.ndarr
     return keys[order], np.concatenate(all_counts)[order].astype(np.int64)
 
 
-class _Context:
+class PPMContext:
     """The last ``max_order`` symbols and the order of the deepest existing suffix node (Dasher's head)."""
 
     __slots__ = ("symbols", "order")
@@ -99,7 +99,7 @@ class LearnRecord:
 
     symbol: int
     contexts: tuple[int, ...]
-    previous: _Context
+    previous: PPMContext
 
 
 class PPMModel:
@@ -117,8 +117,8 @@ class PPMModel:
         self._keys = np.zeros(0, np.int64)
         self._counts = np.zeros(0, np.int64)
         self._overlay: dict[int, dict[int, int]] = {}  # context key -> {symbol: count}, complete
-        self._predict = _Context()
-        self._learn = _Context()
+        self._predict = PPMContext()
+        self._learn = PPMContext()
         self.reset()
 
     # -- storage ---------------------------------------------------------------------
@@ -138,7 +138,7 @@ class PPMModel:
         """The mutable children of a context (copied from the base arrays on first change)."""
         children = self._overlay.get(ctx_key)
         if children is None:
-            syms, counts = self._children(ctx_key)
+            syms, counts = self._children_arrays(ctx_key)  # not in the overlay: the base arrays' slices
             children = self._overlay[ctx_key] = dict(zip(syms.tolist(), counts.tolist(), strict=True))
         return children
 
@@ -169,7 +169,7 @@ class PPMModel:
             self._keys, self._counts = _count_strings(segments, self.max_order)
         else:
             for segment in segments:
-                self._learn = _Context()
+                self._learn = PPMContext()
                 for s in segment.tolist():
                     self.learn(s)
         self.reset()
@@ -212,25 +212,25 @@ class PPMModel:
 
     # -- LanguageModel protocol -----------------------------------------------------------
     def reset(self) -> None:
-        self._predict = _Context()
+        self._predict = PPMContext()
         for ch in self.default_context:
             if ch in self.alphabet:
                 self.advance(self.alphabet.index(ch))
-        self._learn = _Context(self._predict.symbols, self._predict.order)
+        self._learn = PPMContext(self._predict.symbols, self._predict.order)
 
     def cut(self) -> None:
-        self._predict = _Context()
+        self._predict = PPMContext()
 
-    def _entered(self, ctx: _Context, symbol: int) -> _Context:
+    def _entered(self, ctx: PPMContext, symbol: int) -> PPMContext:
         symbols = (ctx.symbols + (symbol,))[-self.max_order :]
         order = min(ctx.order + 1, self.max_order)
-        probe = _Context(ctx.symbols, 0)
+        probe = PPMContext(ctx.symbols, 0)
         while order > 0:
             probe.symbols = ctx.symbols[len(ctx.symbols) - (order - 1) :] if order > 1 else ()
             if self._exists(probe.suffix_key(order - 1), symbol):
                 break
             order -= 1
-        return _Context(symbols, order)
+        return PPMContext(symbols, order)
 
     def advance(self, symbol: int) -> None:
         self._predict = self._entered(self._predict, symbol)
@@ -247,7 +247,7 @@ class PPMModel:
                 children[symbol] += 1
                 break
             children[symbol] = 1
-        self._learn = _Context((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
+        self._learn = PPMContext((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
         if len(self._overlay) >= max(COMPACT_AT, len(self._keys) >> 6):  # each merge copies the arrays: the
             self.compact()  # bigger they are, the more the overlay may hold first (at most 1/64 of them)
         return LearnRecord(symbol, tuple(touched), ctx)
@@ -267,7 +267,7 @@ class PPMModel:
                 del children[record.symbol]
         self._learn = record.previous
 
-    def distribution(self, norm: int, ctx: _Context | None = None) -> np.ndarray:
+    def distribution(self, norm: int, ctx: PPMContext | None = None) -> np.ndarray:
         """Dasher's CPPMLanguageModel::GetProbs with no uniform part: integers summing to ``norm``
         (in the prediction context, or in ``ctx``)."""
         n = len(self.alphabet)
@@ -295,24 +295,24 @@ class PPMModel:
         return self.dasher_distribution_at(self._predict, floor)
 
     # -- contexts as values (the zoom model holds one per box) ------------------------
-    def context_after(self, text: str) -> _Context:
+    def context_after(self, text: str) -> PPMContext:
         """The prediction context at a message start (the default context) followed by ``text``."""
-        ctx = _Context()
+        ctx = PPMContext()
         for ch in self.default_context + text:
-            ctx = self._entered(ctx, self.alphabet.index(ch)) if ch in self.alphabet else _Context()
+            ctx = self._entered(ctx, self.alphabet.index(ch)) if ch in self.alphabet else PPMContext()
         return ctx
 
-    def entered(self, ctx: _Context, symbol: int) -> _Context:
+    def entered(self, ctx: PPMContext, symbol: int) -> PPMContext:
         return self._entered(ctx, symbol)
 
-    def dasher_distribution_at(self, ctx: _Context, floor: float = DASHER_FLOOR) -> np.ndarray:
+    def dasher_distribution_at(self, ctx: PPMContext, floor: float = DASHER_FLOOR) -> np.ndarray:
         add = uniform_add(len(self.alphabet), floor)
         return self.distribution(DASHER_TOTAL - add * len(self.alphabet), ctx) + add
 
     def probs(self) -> np.ndarray:
         return self.probs_at(self._predict)
 
-    def probs_at(self, ctx: _Context) -> np.ndarray:
+    def probs_at(self, ctx: PPMContext) -> np.ndarray:
         """Probabilities without Dasher's floor; every symbol keeps at least 2^-24 (Dasher's integer
         arithmetic gives a symbol never seen nothing once the escape mass falls below one unit per symbol)."""
         return (self.distribution(PROBS_RESOLUTION - len(self.alphabet), ctx) + 1) / PROBS_RESOLUTION

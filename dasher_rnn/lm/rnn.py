@@ -61,6 +61,7 @@ class CharRNN(nn.Module):
         self.config = config
         H, L = config.hidden_size, config.layers
         self.embed = nn.Embedding(config.vocab_size, config.embed_size)
+        self.rnn: nn.LSTM | nn.ModuleList  # torch's LSTM for "lstm", else one layer of lm/cells.py per layer
         if config.cell == "lstm":
             self.rnn = nn.LSTM(config.embed_size, H, num_layers=L, batch_first=True)
         elif config.cell == "mlstm":
@@ -113,7 +114,7 @@ class CharRNN(nn.Module):
     def _recur(self, inputs: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         """The recurrent layers: top-layer outputs (B, T, H) and the final state."""
         x = self.embed(inputs)
-        if self.config.cell == "lstm":
+        if isinstance(self.rnn, nn.LSTM):  # cell "lstm"
             return self.rnn(x, state)
         hs, cs = [], []
         out = x
@@ -139,7 +140,12 @@ class CharRNN(nn.Module):
     def readout(self, state: State) -> torch.Tensor:
         """The top layer's output (B, H) for a state alone: its h, or for attention cells h read against the window."""
         h, c = state[0][-1], state[1][-1]
-        return self.rnn[-1].state_readout(h, c) if self.config.cell in ATTENTION_KINDS else h
+        if self.config.cell in ATTENTION_KINDS:
+            assert isinstance(self.rnn, nn.ModuleList)
+            top = self.rnn[-1]
+            assert isinstance(top, WindowAttentionLSTMLayer)
+            return top.state_readout(h, c)
+        return h
 
     def _log_probs(self, out: torch.Tensor) -> torch.Tensor:
         if self.adapter is not None and not self.adapter.spec.feed:  # only the head reads the modified h

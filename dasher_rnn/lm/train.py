@@ -16,6 +16,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -385,7 +386,7 @@ def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:
     init = learn_initial_state(model, corpus, seed=tc.seed, log=log)
     msg, msg_info = mean_squared_gradients(model, corpus, seed=tc.seed + 1)
     val = evaluate_corpus(model, corpus, tc.val_chars, trainer.device)
-    info = {
+    info: dict[str, Any] = {
         "training": {
             "steps": trainer.step, "characters": trainer.chars,
             "characters_with_origin": trainer.chars + (trainer.origin or {}).get("chars", 0), "origin": trainer.origin,

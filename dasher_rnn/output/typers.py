@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Protocol
 
 # Programs reload the keyboard map when told it changed; a key pressed before they have done so is lost (seen
@@ -56,15 +57,15 @@ class Typer(Protocol):
         ...
 
 
-def wayland_only(env: dict[str, str] | None = None) -> bool:
+def wayland_only(env: Mapping[str, str] | None = None) -> bool:
     """A Wayland session with no X server (XWayland) to reach."""
-    env = os.environ if env is None else env
-    return bool(env.get("WAYLAND_DISPLAY")) and not env.get("DISPLAY")
+    values = os.environ if env is None else env
+    return bool(values.get("WAYLAND_DISPLAY")) and not values.get("DISPLAY")
 
 
-def on_wayland(env: dict[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    return bool(env.get("WAYLAND_DISPLAY")) or env.get("XDG_SESSION_TYPE") == "wayland"
+def on_wayland(env: Mapping[str, str] | None = None) -> bool:
+    values = os.environ if env is None else env
+    return bool(values.get("WAYLAND_DISPLAY")) or values.get("XDG_SESSION_TYPE") == "wayland"
 
 
 def open_typer(display: str | None = None) -> Typer:

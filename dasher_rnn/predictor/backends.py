@@ -47,12 +47,15 @@ class Backend(Protocol):
     hidden: int
     cell_size: int
     vocab: int
+    can_swap_weights: bool  # whether ``prepare_weights`` may be called
 
     def initial(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
     def step(self, symbols: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
     def run(self, symbols: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def prepare_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Callable[[], None]: ...
 
 
 class FusedLSTMStep:
@@ -274,8 +277,11 @@ def make_backend(model: str | Path | ModelFolder, kind: str = "auto", threads: i
     """A backend for a model folder (a path, or a ``ModelFolder`` already read). ``auto``: torch on CUDA when a
     GPU is present, else onnxruntime when the model has an export, else torch. ``zero_state``: messages start
     from the zero state instead of the learned one (torch backends only)."""
-    folder = model if isinstance(model, ModelFolder) else None
-    path = folder.path if folder is not None else Path(model)
+    folder: ModelFolder | None = None
+    if isinstance(model, ModelFolder):
+        folder, path = model, model.path
+    else:
+        path = Path(model)
     if kind == "auto":
         kind = "cuda" if cuda_available() else "torch" if zero_state or not (path / ONNX_FILE).is_file() else "onnx"
     if kind == "onnx":

@@ -79,6 +79,12 @@ class _Root:
     read: RootRead | None = None
     weights_version: int = 0  # of the weights it is read with: a swap starts the read again
 
+    @property
+    def reading(self) -> RootRead:
+        """The read under way (the worker starts it before it reads or finishes the root)."""
+        assert self.read is not None
+        return self.read
+
 
 _STOP = object()
 
@@ -226,7 +232,8 @@ class PredictorService:
             if not stop:
                 self._serve_batch()
                 self._read_roots()
-        for request in [*self._pending, *self._reads]:
+        unfinished: list[_Request | _Root] = [*self._pending, *self._reads]
+        for request in unfinished:
             if not request.future.done():
                 request.future.set_exception(ServiceClosed("the predictor service was shut down"))
         self._pending.clear()
@@ -257,7 +264,7 @@ class PredictorService:
     def _finish_root(self, job: _Root) -> None:
         if job.future.set_running_or_notify_cancel():  # False when the caller cancelled it
             try:
-                job.future.set_result(self.tree.finish_root(job.read))
+                job.future.set_result(self.tree.finish_root(job.reading))
             except Exception as exc:
                 job.future.set_exception(exc)
 
@@ -273,7 +280,7 @@ class PredictorService:
                 job.read, job.weights_version = self.tree.start_root(job.text), self.weights_version
             jobs.append(job)
         try:
-            self.tree.advance([job.read for job in jobs], self.root_chunk)
+            self.tree.advance([job.reading for job in jobs], self.root_chunk)
         except Exception as exc:
             for job in jobs:
                 if job.future.set_running_or_notify_cancel():
@@ -281,7 +288,7 @@ class PredictorService:
             jobs = []
         self._reads = []
         for job in jobs:
-            if job.read.remaining:
+            if job.reading.remaining:
                 self._reads.append(job)
             else:
                 self._finish_root(job)

@@ -191,9 +191,13 @@ class ContextTree:
         protected = set(todo) | {id(n.parent) for n in todo.values()}
         for depth in sorted({n.depth for n in todo.values()}):
             level = [n for n in todo.values() if n.depth == depth]
-            parent_slots = np.array([n.parent.slot for n in level])
+            parents: list[Node] = []
             for n in level:
-                self._touch(n.parent)
+                assert n.parent is not None  # a root has its distribution from the start: it is never expanded
+                parents.append(n.parent)
+            parent_slots = np.array([p.slot for p in parents])
+            for p in parents:
+                self._touch(p)
             logp, h, c = self.backend.step(np.array([n.symbol for n in level]), self.h[:, parent_slots],
                                            self.c[:, parent_slots])
             for i, n in enumerate(level):
@@ -203,9 +207,12 @@ class ContextTree:
                 self.h[:, n.slot], self.c[:, n.slot] = h[:, i], c[:, i]
                 if n.log_probs is None:  # a distribution once handed out never changes
                     n.log_probs = np.array(logp[i], np.float32)
+        out: list[np.ndarray] = []
         for node in nodes:
             self._touch(node)
-        return [node.log_probs for node in nodes]
+            assert node.log_probs is not None  # expanded above
+            out.append(node.log_probs)
+        return out
 
     def release(self, node: Node) -> None:
         """Release a node and its whole subtree (their handles become invalid)."""

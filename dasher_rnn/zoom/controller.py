@@ -79,6 +79,18 @@ class MessageStats:
     corrections: int  # characters backed out of or undone
 
 
+@dataclass
+class _Tally:
+    """The message being written, so far."""
+
+    seconds: float = 0.0  # writing (running, not stopped or paused)
+    bits: float = 0.0  # net zoom
+    corrections: int = 0  # characters backed out of or undone
+
+    def stats(self, characters: int) -> MessageStats:
+        return MessageStats(characters, self.seconds, self.bits, self.corrections)
+
+
 class WritingController:
     def __init__(self, source: PredictionSource, config: ControllerConfig | None = None):
         config = config or ControllerConfig()
@@ -103,7 +115,7 @@ class WritingController:
         self._typed = 0
         self._running_seconds = 0.0
         self._clock = 0.0
-        self._message = [0.0, 0.0, 0]  # this message's seconds writing, net bits and corrections
+        self._message = _Tally()  # how this message is being written
         self.finished_stats: MessageStats | None = None  # how the last finished message was written
         self._run_bits: list[float] = []  # the message's bits at each run's start (beside ``_runs``, for undo_run)
 
@@ -182,11 +194,10 @@ class WritingController:
         self._message_finished(output)
 
     def _message_finished(self, output: str) -> None:
-        seconds, bits, corrections = self._message
-        self.finished_stats = MessageStats(len(output), seconds, bits, corrections)
+        self.finished_stats = self._message.stats(len(output))
         self._runs.clear()
         self._run_bits.clear()
-        self._message = [0.0, 0.0, 0]
+        self._message = _Tally()
         if output:
             self.history += output + "\n"
 
@@ -206,7 +217,7 @@ class WritingController:
         self.zoom.finish_message()
         self._runs.clear()
         self._run_bits.clear()
-        self._message = [0.0, 0.0, 0]
+        self._message = _Tally()
         self.history = ""
 
     @property
@@ -226,9 +237,10 @@ class WritingController:
         if not self._runs:
             return None
         mark = self._runs.pop()
-        self._message[1] = self._run_bits.pop()  # the view goes back to where the run started
-        self._message[2] += max(0, len(self.zoom.text) - len(mark.text))
+        self._message.bits = self._run_bits.pop()  # the view goes back to where the run started
+        self._message.corrections += max(0, len(self.zoom.text) - len(mark.text))
         frame = self.zoom.rewind(mark)
+        assert frame is not None  # the runs are cleared with every message: a mark is always from this one
         for _ in range(len(mark.text) - len(mark.root_text) + 2):  # one level of the rebuilt boxes per frame,
             frame.add_commits(self.zoom.idle())  # where the model answers at once
         return frame
@@ -242,7 +254,7 @@ class WritingController:
         self._seen_pointer = False
         if not self._runs or self._runs[-1].text != self.zoom.text:  # a run that wrote nothing is no run to undo
             self._runs.append(self.zoom.mark())
-            self._run_bits.append(self._message[1])
+            self._run_bits.append(self._message.bits)
 
     def stop(self, reason: str = "") -> None:
         """Stop writing; ``reason`` says why when the controller stopped by itself ("outside", "rest",
@@ -283,9 +295,9 @@ class WritingController:
             self.stop("control")
         self._running_seconds += dt
         self._typed += len(frame.typed) - frame.deleted
-        self._message[0] += dt
-        self._message[1] += frame.bits
-        self._message[2] += frame.deleted
+        self._message.seconds += dt
+        self._message.bits += frame.bits
+        self._message.corrections += frame.deleted
         if dt > 0:
             rate = frame.bits / dt
             self._bps += (1 - math.exp(-dt)) * (rate - self._bps)  # about a one-second average
@@ -298,8 +310,7 @@ class WritingController:
 
     def message_stats(self) -> MessageStats:
         """How the current message has been written so far (read before ``new_message`` or ``clear``)."""
-        seconds, bits, corrections = self._message
-        return MessageStats(len(self.zoom.output), seconds, bits, corrections)
+        return self._message.stats(len(self.zoom.output))
 
     @property
     def writer(self):

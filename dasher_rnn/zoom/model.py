@@ -127,7 +127,7 @@ class ZoomModel:
         k = len(CONTROL_ITEMS)
         self._control_cum = np.arange(k + 1, dtype=np.float64) * (DASHER_TOTAL / k)  # equal children
         self._set_layout()
-        self._inbox: deque[tuple[Box, np.ndarray]] = deque()
+        self._inbox: deque[tuple[Box, np.ndarray | None]] = deque()  # None: the request failed
         self._order = itertools.count()
         self._expanded: set[Box] = set()
         self._asked = self._answered = 0
@@ -273,7 +273,10 @@ class ZoomModel:
     def _ask(self, box: Box, priority: float) -> None:
         box.requested = True
         self._asked += 1
-        self.source.request(box.handle, priority, lambda counts, b=box: self._inbox.append((b, counts)))
+        def deliver(counts: np.ndarray | None) -> None:
+            self._inbox.append((box, counts))
+
+        self.source.request(box.handle, priority, deliver)
 
     @property
     def answers_pending(self) -> int:
@@ -456,8 +459,8 @@ class ZoomModel:
                 self._ask(box, size)
             ys = y1 + (y2 - y1) / DASHER_TOTAL * self.layout(box)
             lo_edge, hi_edge = ys[:-1], ys[1:]
-            shown = np.flatnonzero((hi_edge > VISIBLE_MIN) & (lo_edge < VISIBLE_MAX) & (hi_edge - lo_edge >= s.min_size))
-            shown = shown.tolist()
+            shown: list[int] = np.flatnonzero(
+                (hi_edge > VISIBLE_MIN) & (lo_edge < VISIBLE_MAX) & (hi_edge - lo_edge >= s.min_size)).tolist()
             for sym in box.children.keys() - set(shown):
                 self._drop_child(box, sym)
             for sym in shown:
@@ -499,11 +502,13 @@ class ZoomModel:
             box, y1, y2 = self._child(box, sym), c1, c2
         letter = box
         while not letter.is_letter and letter is not self.root:  # control boxes add no character
+            assert letter.parent is not None  # below the root: it has one
             letter = letter.parent
         path = []
         b = letter
         while b is not self.root:
             path.append(self.alphabet.symbols[b.symbol])
+            assert b.parent is not None  # below the root: it has one
             b = b.parent
         # the box of the last character output (the one above the root when the root is a control box)
         self._output_box = letter if letter.is_letter or letter.parent is None else letter.parent

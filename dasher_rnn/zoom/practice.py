@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dasher_rnn.zoom.controller import SPEED_RANGE, MessageStats
-from dasher_rnn.zoom.model import ZoomModel
+from dasher_rnn.zoom.model import Box, ZoomModel
 
 PHRASES = ("hello", "yes please", "see you soon")  # short, lower case, common: the first hour's phrases
 AHEAD = 3  # characters of the path shown: the next box and the two after it
@@ -48,7 +48,8 @@ def target_path(zoom: ZoomModel, target: str, ahead: int = AHEAD) -> list[Target
     written = 0  # how much of the target the text has right
     while written < min(len(target), len(zoom.text)) and target[written] == zoom.text[written]:
         written += 1
-    box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
+    box: Box | None = zoom.root
+    y1, y2 = zoom.root_lo, zoom.root_hi
     path: list[TargetBox] = []
     k = len(zoom.root_text)
     stop = min(len(target), written + ahead)

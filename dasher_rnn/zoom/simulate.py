@@ -77,9 +77,10 @@ def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None) -
         path += [ACTION_INDEX[action]] if in_control else [zoom.control_symbol, ACTION_INDEX[action]]
     for sym in path:
         y1, y2 = zoom.child_range(box, y1, y2, sym)
-        box = box.children.get(sym)
-        if box is None or y2 - y1 < 1.0:
+        child = box.children.get(sym)
+        if child is None or y2 - y1 < 1.0:
             break
+        box = child
     centre = min(max((y1 + y2) / 2, VISIBLE_MIN), VISIBLE_MAX)
     return max((y2 - y1) / 2, STEER * abs(centre - ORIGIN_Y), 1.0), centre
 
