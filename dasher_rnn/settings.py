@@ -145,7 +145,8 @@ class Preferences(BaseModel):
     colour_scheme: Literal[COLOUR_SCHEMES] = "default"
     text_panel: bool = True  # the text panel above the canvas is shown
     label_min_px: Annotated[int, Field(ge=LABEL_PX_RANGE[0], le=LABEL_PX_RANGE[1])] = 12  # smaller boxes: no label
-    # the share of each capital's box that goes to its lower-case letter at a message start (docs/BENCHMARKS.md)
+    # the share of each capital's box that goes to its lower-case letter at a message start
+    # (docs/history/writing-and-app.md, "Lower case at a message start")
     start_lower_share: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded((0.0, 1.0))] = 0.25
     reverse_speed: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REVERSE_SPEED_RANGE)] = \
         _ENGINE.reverse_speed

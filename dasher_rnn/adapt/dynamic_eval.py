@@ -38,7 +38,7 @@ DEFAULT_ETA = {"sgd": 0.03, "rms": 1e-4, "rms-rms": 3e-4}
 
 
 def default_eta(rule: str) -> float:
-    """Step size per rule, tuned on eval/aac_imagined_dev and adapt/sms_user_history (docs/BENCHMARKS.md)."""
+    """Step size per rule, tuned on eval/aac_imagined_dev and adapt/sms_user_history (docs/history/adaptation.md)."""
     return DEFAULT_ETA[rule]
 
 

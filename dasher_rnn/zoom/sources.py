@@ -84,8 +84,8 @@ class WriterSource:
 
     ``start_lower_share`` is a prior on the box sizes at a message start (the model itself is untouched): that
     share of each capital's probability goes to its lower-case letter before the distribution becomes Dasher's
-    integers, so that a message can begin in lower case without hunting for a sliver (docs/BENCHMARKS.md gives
-    its cost in bits per character)."""
+    integers, so that a message can begin in lower case without hunting for a sliver (docs/history/writing-and-app.md
+    gives its cost in bits per character)."""
 
     def __init__(self, writer, start_lower_share: float = 0.0):
         self.writer, self.alphabet, self.name = writer, writer.alphabet, writer.model
