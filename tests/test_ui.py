@@ -498,3 +498,11 @@ def test_a_resting_pointer_in_the_window_stops_and_never_speeds_up(qtbot, settin
     assert window.writing.undo_action.isEnabled()
     window.writing.undo_action.trigger()
     assert window.panel.toPlainText() == ""
+
+
+def test_take_screenshot_writes_a_picture_of_the_window_writing(qapp, tmp_path, settings_path):
+    from dasher_rnn.ui.app import take_screenshot
+
+    path = take_screenshot(tmp_path / "shot.png", "hi", seconds=0.5, size=(640, 480), fps=10.0)
+    image = QImage(str(path))
+    assert not image.isNull() and image.width() >= 640

@@ -107,12 +107,12 @@ def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour
                 wait_for_answers(zoom)  # the same picture however busy this machine is
                 x, y = target_pointer(zoom, target)
                 view.set_pointer_override(view.viewport().to_screen(x, y))
-                window.tick(dt)
+                window.writing.tick(dt)
                 app.processEvents()
                 if zoom.output == text_to_write:
                     break
             wait_for_answers(zoom)
-            window.tick(0.0)
+            window.writing.tick(0.0)
             window.update_status()
             app.processEvents()
             path = Path(path)
