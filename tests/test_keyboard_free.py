@@ -102,7 +102,7 @@ def test_preferences_dialog_changes_apply_and_are_saved_in_one_place(qtbot, sett
     dialog.lower_share.plus.click()
     assert window.controller.source.start_lower_share == window.keeper.prefs.start_lower_share
     dialog.copy_on_stop.click()
-    assert window.keeper.prefs.copy_on_stop and window.output_mode.copy_on_stop_action.isChecked()
+    assert window.keeper.prefs.copy_on_stop and window.output.copy_on_stop_action.isChecked()
     dialog.adaptation.click()
     assert window.keeper.prefs.adaptation is dialog.adaptation.isChecked() is window.learning.adapt_box.isChecked()
     dialog.preset.buttons["eye-tracker"].click()  # a preset brings its speeds: the dialog shows them
@@ -268,3 +268,15 @@ def test_an_interrupted_speech_command_is_reaped(tmp_path, monkeypatch):
     speaker.stop()
     speaker.join(10)
     assert _reaped(first) and not speaker.running
+
+
+def test_pressing_the_preset_or_input_in_use_again_changes_nothing(qtbot, settings_path, documents):
+    window = open_window(qtbot)
+    dialog = window.preferences_dialog()
+    qtbot.addWidget(dialog)
+    dialog.speed.set_value(2.3, emit=True)
+    window.status.set_notice("input", "kept")
+    dialog.preset.buttons[window.controller.preset.name].click()  # a Choice button emits even when already chosen
+    dialog.input.buttons["mouse"].click()
+    assert window.controller.speed_bps == pytest.approx(2.3) == window.keeper.prefs.speed_bps
+    assert "kept" in window.status.notice

@@ -27,7 +27,7 @@ from dasher_rnn.settings import FONT_SIZE_RANGE, LABEL_PX_RANGE
 from dasher_rnn.ui.parts.input import INPUT_LABELS, InputPart
 from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import SCHEME_LABELS, LooksPart
-from dasher_rnn.ui.parts.output import OutputMode
+from dasher_rnn.ui.parts.output import OutputPart
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.writing import WritingPart
 from dasher_rnn.ui.widgets import DIALOG_STYLE, Choice, Stepper, Toggle, setting_row
@@ -70,11 +70,11 @@ class PreferencesDialog(QDialog):
     """Speed, input, stopping and pausing, looks, learning and output, one tab each; changes apply at once."""
 
     def __init__(self, controller: WritingController, keeper: PrefsKeeper, *, writing: WritingPart, input: InputPart,
-                 looks: LooksPart, learning: LearningPart, output: OutputMode, parent: QWidget | None = None) -> None:
+                 looks: LooksPart, learning: LearningPart, output: OutputPart, parent: QWidget | None = None) -> None:
         """The window's parts that own the settings shown here; ``keeper`` holds the preferences in effect."""
         super().__init__(parent)
         self.controller, self.keeper = controller, keeper
-        self.writing, self.input_part, self.looks, self.learning, self.output_mode = writing, input, looks, learning, output
+        self.writing, self.input_part, self.looks, self.learning, self.output_part = writing, input, looks, learning, output
         self.setWindowTitle("Preferences")
         self.setStyleSheet(DIALOG_STYLE)
         prefs, c = keeper.prefs, controller
@@ -234,11 +234,13 @@ class PreferencesDialog(QDialog):
         self.keeper.remember(turbo_factor=self.controller.turbo_factor)
 
     def _on_input(self, name: str) -> None:
-        self.input_part.set_input(name)
+        if name != self.input_part.name:  # pressing the input in use again changes nothing
+            self.input_part.set_input(name)
         self.refresh()
 
     def _on_preset(self, name: str) -> None:
-        self.input_part.select_preset(name)
+        if name != self.controller.preset.name:  # nor does the preset in use: its speeds would replace the user's
+            self.input_part.select_preset(name)
         self.refresh()
 
     def _on_pause_outside(self, on: bool) -> None:
