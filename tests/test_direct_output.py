@@ -240,17 +240,17 @@ def offscreen_focus(monkeypatch) -> list:
 
 def open_direct_window(qtbot, typer_factory, **prefs) -> MainWindow:
     """The window with direct output on; ``typer_factory`` stands in for the real typer."""
-    import dasher_rnn.ui.parts.output as output_mode
+    import dasher_rnn.ui.parts.output as output_part
 
     store = SettingsStore()
     loaded = store.load().model_copy(update={"speed_bps": 4.0, "auto_speed": False, "output": "direct", **prefs})
-    original = output_mode.open_typer
-    output_mode.open_typer = typer_factory
+    original = output_part.open_typer
+    output_part.open_typer = typer_factory
     try:
         window = MainWindow(WritingController(ppm_source(), loaded.controller_config()), store, loaded,
                             start_timer=False)
     finally:
-        output_mode.open_typer = original
+        output_part.open_typer = original
     qtbot.addWidget(window)
     window.resize(760, 700)
     window.show()
@@ -274,7 +274,7 @@ def test_the_window_types_committed_text_into_the_focused_program_and_keeps_off_
     flags = window.windowFlags()
     assert flags & Qt.WindowType.WindowDoesNotAcceptFocus and flags & Qt.WindowType.WindowStaysOnTopHint
     assert window.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
-    assert window.output_mode.direct_action.isChecked()
+    assert window.output.direct_action.isChecked()
 
     window.writing.toggle_running()
     steer(window, "I want some water")
@@ -326,7 +326,7 @@ def test_a_target_that_refuses_keys_gets_a_status_message_and_the_text_stays(qtb
     assert "Direct output: the focused window refused the key" in notice and "kept in the panel" in notice
     assert window.panel.toPlainText() == "We need" and typer.screen == ""
     typer.fail = ""
-    window.output_mode.direct._retry_at = 0.0  # a second later
+    window.output.direct._retry_at = 0.0  # a second later
     window.writing.tick(DT)
     assert typer.screen == "We need" and "Direct output" not in window.status.notice
 
@@ -357,23 +357,23 @@ def test_direct_output_unavailable_is_a_notice_and_writing_goes_on(qtbot, settin
 
 def test_output_menu_switches_modes_and_copy_and_speak_on_stop(qtbot, settings_path, monkeypatch, offscreen_focus):
     typer = FakeTyper()
-    import dasher_rnn.ui.parts.output as output_mode
+    import dasher_rnn.ui.parts.output as output_part
 
-    monkeypatch.setattr(output_mode, "open_typer", lambda: typer)
+    monkeypatch.setattr(output_part, "open_typer", lambda: typer)
     window = open_direct_window(qtbot, lambda: typer, output="panel")
-    assert not window.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus and window.output_mode.direct is None
-    window.output_mode.direct_action.trigger()
-    assert window.output_mode.direct is not None and window.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus
+    assert not window.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus and window.output.direct is None
+    window.output.direct_action.trigger()
+    assert window.output.direct is not None and window.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus
     assert window.isVisible() and window.keeper.prefs.output == "direct"
-    window.output_mode.direct_action.trigger()
-    assert window.output_mode.direct is None and window.keeper.prefs.output == "panel"
+    window.output.direct_action.trigger()
+    assert window.output.direct is None and window.keeper.prefs.output == "panel"
     assert not window.windowFlags() & Qt.WindowType.WindowStaysOnTopHint
 
     said = []
     monkeypatch.setattr(window.speech.speaker, "speak", lambda text: said.append(text) or True)
-    window.output_mode.copy_on_stop_action.trigger()
-    if window.output_mode.speak_on_stop_action.isEnabled():
-        window.output_mode.speak_on_stop_action.trigger()
+    window.output.copy_on_stop_action.trigger()
+    if window.output.speak_on_stop_action.isEnabled():
+        window.output.speak_on_stop_action.trigger()
     assert window.keeper.prefs.copy_on_stop
     QGuiApplication.clipboard().setText("")
     window.writing.toggle_running()
@@ -471,7 +471,7 @@ def test_xvfb_the_focused_program_receives_what_the_window_writes(qtbot, setting
     back_out(window, len("hel"))  # a deletion: Backspace in the other program
     window.writing.toggle_running()
     written = window.controller.zoom.output
-    assert len(written) < 3 and window.output_mode.direct.backspaces > 0
+    assert len(written) < 3 and window.output.direct.backspaces > 0
     _wait_for(lambda: _received(receiver) == written, f"{written!r} after the Backspaces")
     window.close()
 
@@ -492,7 +492,7 @@ def test_xvfb_no_focused_window_keeps_the_text_until_one_has_the_focus(qtbot, se
     receiver_id = int(Path(str(receiver) + ".id").read_text())
     d.set_input_focus(receiver_id, X.RevertToParent, X.CurrentTime)
     d.sync()
-    window.output_mode.direct._retry_at = 0.0  # a second later
+    window.output.direct._retry_at = 0.0  # a second later
     window.writing.tick(DT)
     _wait_for(lambda: _received(receiver) == "I see", "the kept text in the other program")
     assert "Direct output" not in window.status.notice

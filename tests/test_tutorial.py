@@ -231,7 +231,7 @@ def test_the_app_opens_the_tutorial_on_the_first_start_only(qapp, tmp_path, monk
 
 def test_with_direct_output_the_tutorial_never_takes_the_focus_either(qtbot, settings_path):  # noqa: F811
     window = open_window(qtbot)
-    window.output_mode._set_window_flags(True)  # as direct output sets them: keys go to the other program
+    window.output._set_window_flags(True)  # as direct output sets them: keys go to the other program
     dialog = open_tutorial(qtbot, window)
     assert dialog.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus
     assert dialog.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)

@@ -16,8 +16,8 @@ from dasher_rnn.settings import SettingsError, SettingsStore
 from dasher_rnn.ui.parts.input import InputPart
 from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import LooksPart
-from dasher_rnn.ui.parts.messages import MessageActions
-from dasher_rnn.ui.parts.output import OutputMode
+from dasher_rnn.ui.parts.messages import MessagesPart
+from dasher_rnn.ui.parts.output import OutputPart
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.progress import ProgressPart
 from dasher_rnn.ui.parts.speech import SpeechPart
@@ -174,7 +174,7 @@ def test_messages_finish_clear_and_undo_and_save(qtbot, host, notices, tmp_path)
     controller = WritingController(writer_source("uniform"))
     panel = OutputPanel()
     journal = Journal(tmp_path / "journal.json")
-    messages = MessageActions(controller, panel, notices, host, journal)
+    messages = MessagesPart(controller, panel, notices, host, journal)
     events = []
     messages.discarding.connect(lambda: events.append(("discarding", controller.text)))
     messages.finished.connect(lambda text: events.append(("finished", text)))
@@ -201,7 +201,7 @@ def test_output_types_into_the_focused_program_and_copies_on_stop(qtbot, host, k
     speech = SpeechPart(controller, notices, host, Speaker(commands=(), use_qt=False))
     copies = []
     typer = FakeTyper()
-    output = OutputMode(controller, keeper, notices, speech, lambda: copies.append(True), host, lambda: typer)
+    output = OutputPart(controller, keeper, notices, speech, lambda: copies.append(True), host, lambda: typer)
     output.set_output("direct")
     assert output.direct is not None and keeper.prefs.output == "direct"
     assert host.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus  # the focus stays in the other program

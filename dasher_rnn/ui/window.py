@@ -19,8 +19,8 @@ from dasher_rnn.ui.documents import documents_folder
 from dasher_rnn.ui.parts.input import InputPart
 from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import PANEL_HEIGHT, LooksPart
-from dasher_rnn.ui.parts.messages import MessageActions
-from dasher_rnn.ui.parts.output import OutputMode
+from dasher_rnn.ui.parts.messages import MessagesPart
+from dasher_rnn.ui.parts.output import OutputPart
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.progress import ProgressPart
 from dasher_rnn.ui.parts.speech import SpeechPart
@@ -70,9 +70,9 @@ class MainWindow(QMainWindow):
         self.keeper = keeper = PrefsKeeper(store, prefs, status, self)
         self.input = InputPart(controller, self.view, keeper, status, self)
         self.writing = WritingPart(controller, self.view, keeper, status, self.input.pointer_screen, self)
-        self.messages = MessageActions(controller, self.panel, status, self, journal)
+        self.messages = MessagesPart(controller, self.panel, status, self, journal)
         self.speech = SpeechPart(controller, status, self)
-        self.output_mode = OutputMode(controller, keeper, status, self.speech, self.messages.copy_all, self)
+        self.output = OutputPart(controller, keeper, status, self.speech, self.messages.copy_all, self)
         self.looks = LooksPart(self.view, self.panel, splitter, keeper, self)
         self.learning = LearningPart(controller.writer, keeper, status, self)
         self.progress = ProgressPart(controller, status, self)
@@ -81,16 +81,16 @@ class MainWindow(QMainWindow):
         self._build_toolbars()
         self._connect()
 
-        self.writing.apply_prefs()
+        self.writing.show_settings()
         self.looks.apply_prefs()
         self.learning.apply_prefs()
         self.input.apply_prefs()
-        self.output_mode.apply_prefs()
+        self.output.apply_prefs()
         self.messages.offer_restore()
 
         self.writing.tick(0.0)
         if start_timer:
-            self.writing.start()
+            self.writing.start_frames()
         self.resize(1100, 800)  # until show_sized_to_screen (tests and scripts size it themselves)
         self.view.setFocus()
 
@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
                  ("&Text", (m.copy_action, m.clear_action, m.new_message_action, self.speech.speak_action)),
                  ("&Writing", (w.start_action, w.turbo_action, w.control_action)),
                  ("&View", (looks.panel_action, looks.full_screen_action, self.progress.progress_action)),
-                 ("&Output", self.output_mode.actions),
+                 ("&Output", self.output.actions),
                  ("&Help", (self.help_action, self.tutorial_action)))
         for title, actions in menus:
             menu = self.menuBar().addMenu(title)
@@ -172,7 +172,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         w, m = self.writing, self.messages
         w.framed.connect(self._on_frame)
-        w.stopped.connect(self.output_mode.on_stop)
+        w.stopped.connect(self.output.on_stop)
         w.status_due.connect(self.update_status)
         self.input.preset_chosen.connect(lambda _name: w.show_settings())
         m.discarding.connect(self._on_discarding)
@@ -184,18 +184,18 @@ class MainWindow(QMainWindow):
     def _on_frame(self, frame: Frame) -> None:
         if frame.finished is not None:  # New message in the control box: that message is final
             self._on_message_finished(frame.finished)
-        self.output_mode.on_frame(frame)
+        self.output.on_frame(frame)
         if frame.action is not None:
             self._on_control_action(frame.action)
         self.messages.show_text()
 
     def _on_message_finished(self, text: str) -> None:
-        self.output_mode.finish_message(text)
+        self.output.finish_message(text)
         self.progress.record(self.controller.finished_stats)
 
     def _on_discarding(self) -> None:
         self.progress.record()
-        self.output_mode.discard()
+        self.output.discard()
 
     def _on_text_changed(self) -> None:
         self.writing.show_running()
@@ -240,7 +240,7 @@ class MainWindow(QMainWindow):
         if self.tutorial is not None:
             return self.tutorial
         self.writing.stop()
-        self._frames_were_running = self.writing.pause()
+        self._frames_were_running = self.writing.pause_frames()
         self.splitter.setEnabled(False)  # the canvas waits too (with direct output the tutorial is not modal)
         dialog = self.tutorial = TutorialDialog(self.controller.writer, self.keeper.prefs, self.controller.speed_bps,
                                                 self.input.gaze, self, start_timer=start_timer)
@@ -262,13 +262,13 @@ class MainWindow(QMainWindow):
             self.keeper.remember(tutorial_done=True)
         self.splitter.setEnabled(True)
         if self._frames_were_running and not self._closed:
-            self.writing.start()
+            self.writing.start_frames()
         if dialog is not None:
             dialog.deleteLater()
 
     def preferences_dialog(self) -> PreferencesDialog:
         return PreferencesDialog(self.controller, self.keeper, writing=self.writing, input=self.input,
-                                 looks=self.looks, learning=self.learning, output=self.output_mode, parent=self)
+                                 looks=self.looks, learning=self.learning, output=self.output, parent=self)
 
     def profile_dialog(self, store: ProfileStore | None = None) -> ProfileDialog:
         return ProfileDialog(self.controller.writer, self.keeper, store, parent=self)
@@ -300,7 +300,7 @@ class MainWindow(QMainWindow):
         if self._closed:
             return
         self._closed = True
-        self.writing.pause()
+        self.writing.pause_frames()
         if self.tutorial is not None:  # its practice contexts go before the Writer does, and it closes with the
             self.tutorial.reject()  # window (a dialog left open would keep the application running)
         self.progress.record()
@@ -312,7 +312,7 @@ class MainWindow(QMainWindow):
             self.journal.note(c.text)
             self.journal.flush()
         self.input.close()
-        self.output_mode.close()
+        self.output.close()
         self.speech.stop()
         try:
             c.close()

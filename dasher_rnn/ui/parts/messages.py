@@ -27,7 +27,7 @@ def _above(text: str, history: str) -> str:
     return text + ("" if text.endswith("\n") else "\n") + history
 
 
-class MessageActions(QObject):
+class MessagesPart(QObject):
     discarding = Signal()
     finished = Signal(str)
     changed = Signal()

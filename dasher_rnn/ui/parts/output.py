@@ -1,8 +1,8 @@
 """The window's output options: direct output into the focused program, copy all on stop, speak on stop.
 
-The writing part's frames come through ``on_frame``, a stop through ``on_stop``; the message actions call
-``finish_message`` before a new message and ``discard`` on Clear; the composition calls ``close`` when the window
-shuts down. The Output menu's actions, the window's flags and the output notice live here. The typing itself is
+The composition hands it the writing part's frames (``on_frame``), a stop (``on_stop``), a finished message
+(``finish_message``, once the next one has started), Clear (``discard``) and the window's shutdown (``close``).
+The Output menu's actions, the window's flags and the output notice live here. The typing itself is
 ``dasher_rnn.output``'s, without Qt.
 
 In direct mode the window stays on top and never takes the keyboard focus (it does not activate when shown or
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 OUR_FOCUS = "this window has the keyboard focus: click the program to write into"
 
 
-class OutputMode:
+class OutputPart:
     def __init__(self, controller: WritingController, keeper: PrefsKeeper, notices: Notices, speech: SpeechPart,
                  copy_all: Callable[[], None], host: QWidget,
                  typer_factory: Callable[[], Typer] | None = None) -> None:
@@ -130,7 +130,7 @@ class OutputMode:
             self.speech.speak()
 
     def finish_message(self, output: str) -> None:
-        """Before a new message: all of ``output`` is final."""
+        """A message was finished: all of ``output`` is final."""
         if self.direct is not None:
             self.direct.finish_message(output)
             self._set_notice(self.direct.problem)

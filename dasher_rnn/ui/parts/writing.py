@@ -79,12 +79,9 @@ class WritingPart(QObject):
         self.timer.timeout.connect(self.tick)
 
     # -- settings -------------------------------------------------------------------------
-    def apply_prefs(self) -> None:
-        """Show the controller's settings (made from the preferences) in the controls, without re-saving them."""
-        self.show_settings()
-
     def show_settings(self) -> None:
-        """Show the speed, auto speed and control mode in effect (a preset changes all three)."""
+        """Show the speed, auto speed and control mode in effect: the controller's, made from the preferences
+        at the start, and changed by a preset."""
         c = self.controller
         with QSignalBlocker(self.speed_box):
             self.speed_box.setValue(c.speed_bps)
@@ -130,13 +127,13 @@ class WritingPart(QObject):
         self.controller.turbo = on
 
     # -- frames ---------------------------------------------------------------------------
-    def start(self) -> None:
+    def start_frames(self) -> None:
         """Frames from now on (after a pause, time stopped counts for nothing)."""
         self._clock.restart()
         self.timer.start()
 
-    def pause(self) -> bool:
-        """No frames until ``start``; whether frames were running."""
+    def pause_frames(self) -> bool:
+        """No frames until ``start_frames``; whether frames were running."""
         active = self.timer.isActive()
         self.timer.stop()
         return active
