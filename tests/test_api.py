@@ -12,10 +12,10 @@ from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.adapt.session import WritingSession
 from dasher_rnn.api.bcipy import DasherRNNLanguageModel, InvalidSymbolSet, sentence_case, typed_text
 from dasher_rnn.api.client import ClientError, DasherClient
+from dasher_rnn.api.limits import ApiError, Limits
 from dasher_rnn.api.registry import Registry
 from dasher_rnn.api.schemas import ErrorResponse
 from dasher_rnn.api.server import BackgroundServer, ServerConfig
-from dasher_rnn.api.sessions import ApiError, Limits
 from dasher_rnn.predictor import PredictorService
 
 TEXT = "Grandma Zofia brings kefir on Thursday. "

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dasher_rnn.api.app import WS_OPS, WS_RESULTS, create_app
+from dasher_rnn.api.limits import Limits
 from dasher_rnn.api.registry import Registry
-from dasher_rnn.api.sessions import Limits
 from tests.test_api_schema import schema_errors
 
 BASE = "http://127.0.0.1"

@@ -16,9 +16,9 @@ from fastapi.testclient import TestClient
 from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.api.app import create_app
 from dasher_rnn.api.client import DasherClient
+from dasher_rnn.api.limits import Limits
 from dasher_rnn.api.registry import Registry
 from dasher_rnn.api.server import BackgroundServer, ServerConfig
-from dasher_rnn.api.sessions import Limits
 
 BASE = "http://127.0.0.1"
 WS = "ws://127.0.0.1"

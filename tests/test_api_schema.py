@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 from dasher_rnn.api import ops
 from dasher_rnn.api.app import WS_RESULTS, create_app
+from dasher_rnn.api.limits import Limits
 from dasher_rnn.api.registry import Registry
-from dasher_rnn.api.sessions import Limits
 
 BASE = "http://127.0.0.1"  # the guard answers loopback host names only
 ANNOTATIONS = {"title", "description", "default", "examples"}

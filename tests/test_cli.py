@@ -10,8 +10,8 @@ import pytest
 
 from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.api.limits import Limits
 from dasher_rnn.api.server import ServerConfig
-from dasher_rnn.api.sessions import Limits
 from dasher_rnn.cli import ConfigDefault, build_parser, parse_args
 from dasher_rnn.lm.train import TrainConfig
 from dasher_rnn.zoom.controller import ControllerConfig
@@ -85,16 +85,3 @@ def test_version_prints_the_package_version(capsys):
         parse_args(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out == f"dasher-rnn {version('dasher-rnn')}\n"
-
-
-def test_version_is_unknown_without_package_metadata(monkeypatch, capsys):
-    import importlib.metadata
-
-    def missing(name: str) -> str:
-        raise importlib.metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(importlib.metadata, "version", missing)
-    with pytest.raises(SystemExit) as exit_:
-        parse_args(["--version"])
-    assert exit_.value.code == 0
-    assert capsys.readouterr().out == "dasher-rnn unknown\n"

@@ -28,7 +28,7 @@ from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
 from dasher_rnn.predictor.service import Distribution, ServiceClosed
 from dasher_rnn.predictor.tree import NodeError
 
-__all__ = ["ApiError", "ApiSession", "Limits", "release_when_done", "wait"]
+__all__ = ["ApiSession", "release_when_done", "wait"]
 
 
 async def wait(future: Future) -> Any:

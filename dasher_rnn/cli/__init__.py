@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dasher_rnn import __version__
 from dasher_rnn.cli import adapt, app, evaluate, export_onnx, profile, serve, simulate, stats, train
-from dasher_rnn.cli.options import ConfigDefault, Parser, VersionAction, resolve_defaults
+from dasher_rnn.cli.options import ConfigDefault, Parser, resolve_defaults
 
 __all__ = ["ConfigDefault", "build_parser", "main", "parse_args"]
 
@@ -15,7 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of every command. Building it imports no torch, Qt or FastAPI: each command imports what it needs
     when it runs."""
     parser = Parser(prog="dasher-rnn", description=__doc__)
-    parser.add_argument("--version", action=VersionAction)
+    parser.add_argument("--version", action="version", version=f"dasher-rnn {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for command in (train, evaluate, export_onnx, profile, stats, adapt, app, simulate, serve):
         command.add_parser(sub)

@@ -7,7 +7,6 @@ import argparse
 import dataclasses
 import functools
 import importlib
-import sys
 from typing import Any
 
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
@@ -17,7 +16,7 @@ TRAIN = "dasher_rnn.lm.train:TrainConfig"
 RNN = "dasher_rnn.lm.rnn:RNNConfig"
 DYNAMIC_EVAL = "dasher_rnn.adapt.dynamic_eval:AdaptConfig"
 CORPUS_ADAPT = "dasher_rnn.adapt.corpus_adapt:CorpusAdaptConfig"
-LIMITS = "dasher_rnn.api.sessions:Limits"
+LIMITS = "dasher_rnn.api.limits:Limits"
 SERVER = "dasher_rnn.api.server:ServerConfig"
 CONTROLLER = "dasher_rnn.zoom.controller:ControllerConfig"
 
@@ -76,30 +75,6 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
-
-
-def package_version() -> str:
-    """The installed package's version, or "unknown" where its metadata is missing (e.g. run from a source tree)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("dasher-rnn")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-class VersionAction(argparse.Action):
-    """``--version``: print ``dasher-rnn VERSION`` and exit. The version is looked up only when asked for, so that
-    building the parser reads no package metadata."""
-
-    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, default: Any = argparse.SUPPRESS,
-                 help: str | None = "show the program's version and exit") -> None:
-        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        print(f"dasher-rnn {package_version()}", file=sys.stdout)
-        parser.exit()
 
 
 def port(text: str) -> int:

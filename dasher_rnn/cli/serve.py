@@ -52,8 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from dasher_rnn.api.limits import Limits
     from dasher_rnn.api.server import ServerConfig, run_server
-    from dasher_rnn.api.sessions import Limits
 
     limits = Limits(max_body_bytes=args.max_body_bytes, max_contexts=args.max_contexts, max_sessions=args.max_sessions,
                     max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
