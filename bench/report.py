@@ -62,6 +62,8 @@ def render_table(table: dict) -> str:
     lines.append("")
     lines += ["    " + command for command in table["commands"]]
     about = f"{table['date']}, {table['machine']}; beside it: {table['beside']}; model: {table['model']}. {table['source']}"
+    for part, remeasured in table.get("remeasured", {}).items():  # one line per part a later run replaced
+        about += f" {part[:1].upper()}{part[1:]}: {remeasured}."
     if table.get("note"):
         about += " " + table["note"]
     lines += textwrap.wrap(about, 120, break_on_hyphens=False, break_long_words=False)
@@ -272,9 +274,9 @@ def update(area: str, path: Path, date: str, machine: str, beside: str | None,
     if part is None:
         table.update(date=date, machine=machine, beside=beside, source=f"Folded in by {how}.")
         table.pop("note", None)
-    else:
-        table["source"] = (f"{part[0].upper()}{part[1:]} re-measured {date} on {machine} (beside it: {beside}) and "
-                           f"folded in by {how}; the rest: {table['source'][:1].lower()}{table['source'][1:]}")
+        table.pop("remeasured", None)
+    else:  # the part's previous re-measurement, if any, is replaced, never nested
+        table.setdefault("remeasured", {})[part] = f"re-measured {date} on {machine} (beside it: {beside}), by {how}"
     results_path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     return changed
 

@@ -99,3 +99,18 @@ def test_update_folds_a_bench_output_into_the_store(report, tmp_path):
     assert table["date"] == "2030-01-02" and table["machine"] == "a test machine"
     assert table["rows"][0]["median"] == 1.375 and table["rows"][0]["runs"] == "1.50, 1.25"
     assert "0.5" in table["beside"]
+
+
+def test_a_part_measured_again_replaces_its_earlier_remeasurement(report, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "latency.json").write_text((report.RESULTS_DIR / "latency.json").read_text())
+    out = tmp_path / "out.json"
+    for date, p50 in (("2030-01-02", 2.0), ("2030-02-03", 1.5)):
+        out.write_text(json.dumps({"steps": {"model": {"int8": {"p50_ms": p50, "p99_ms": 3.0},
+                                                       "fp32": {"p50_ms": 4.0, "p99_ms": 5.0}}}}))
+        assert report.update("latency", out, date, "a test machine", "nothing", results) == "latency"
+    table = next(t for t in json.loads((results / "latency.json").read_text())["tables"] if t["id"] == "latency")
+    rendered = report.render_table(table)
+    assert "2030-02-03" in rendered and "2030-01-02" not in rendered and rendered.count("re-measured") == 1
+    assert next(r for r in table["rows"] if r["key"] == "int8")["p50"] == 1.5
