@@ -205,3 +205,45 @@ def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_b
     for key in a:
         if key.startswith("model."):
             assert torch.allclose(a[key].float(), b[key].float(), atol=1e-3), key
+
+
+def test_a_model_started_in_another_alphabet_keeps_what_the_shared_symbols_predict():
+    from dasher_rnn.alphabet import Alphabet, SymbolGroup
+    from dasher_rnn.lm.rnn import CharRNN, RNNConfig
+    from dasher_rnn.lm.train import remap_alphabet
+
+    old = Alphabet("old", (SymbolGroup("letters", "#fff", "aeAE \n"),))
+    new = Alphabet("new", (SymbolGroup("letters", "#fff", "aeéÉAEß \n"),))
+    torch.manual_seed(0)
+    model = CharRNN(RNNConfig(vocab_size=len(old), embed_size=6, hidden_size=16))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    moved = remap_alphabet(model, old, new)
+    assert moved.config.vocab_size == len(new)
+    assert torch.equal(moved.embed.weight[new.index("é")], model.embed.weight[old.index("e")])  # é starts as e
+    assert torch.equal(moved.embed.weight[new.index("É")], model.embed.weight[old.index("E")])
+    shared = [new.index(c) for c in old.symbols]
+    text = "ae Ea\nea"
+    with torch.no_grad():
+        a, _ = model.score(torch.tensor([[old.index(c) for c in text]]), model.initial_state(1))
+        b, _ = moved.score(torch.tensor([[new.index(c) for c in text]]), moved.initial_state(1))
+    b_shared = b[..., shared]
+    assert torch.allclose(a, b_shared - torch.logsumexp(b_shared, -1, keepdim=True), atol=1e-5)  # same ratios
+    assert (b_shared.exp().sum(-1) > 0.9).all()  # the new symbols start with little probability
+
+
+def test_train_starts_a_model_in_another_alphabet_from_a_model_folder(tiny_model_dir, tiny_corpus_dir, tmp_path,
+                                                                      capsys):
+    from dasher_rnn.cli import main
+    from dasher_rnn.lm.model_io import load_model
+
+    out = tmp_path / "run"
+    assert main(["train", str(tiny_corpus_dir), "--out", str(out), "--init-from", str(tiny_model_dir),
+                 "--alphabet", "english-limited", "--embed", "8", "--hidden", "32", "--steps", "3", "--batch-size", "4",
+                 "--seq-len", "16", "--warmup", "1", "--eval-every", "100", "--val-chars", "500", "--no-progress",
+                 "--threads", "1"]) == 0
+    assert "alphabet 'english' -> 'english-limited'" in capsys.readouterr().out
+    model, alphabet, config = load_model(out / "model")
+    assert alphabet.name == "english-limited" and model.config.vocab_size == len(alphabet)
+    assert config["training"]["origin"]["alphabet"] == "english"

@@ -54,7 +54,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model-out", help="where to write the finished model (default: OUT/model)")
     p.add_argument("--init-from", metavar="PATH",
                    help="start a new run from this model directory or run folder (when OUT has no checkpoint yet); "
-                        "a larger --hidden widens it function-preservingly (LSTM)")
+                        "a larger --hidden widens it function-preservingly (LSTM); another --alphabet (a language) "
+                        "keeps the weights of the symbols both have and starts the others from their base letter")
     p.add_argument("--resume-warmup", type=int, default=20,
                    help="steps over which the rate warms up again when a run resumes with a fresh optimizer")
     p.add_argument("--lowercase-frac", type=float, default=0.0,
@@ -100,6 +101,7 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
         finish_model,
         load_start_model,
         new_model,
+        remap_alphabet,
         widen_model,
     )
 
@@ -128,10 +130,11 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
     resuming = (out / CHECKPOINT_META).is_file()
     origin = None
     if args.init_from and not resuming:
-        start, origin = load_start_model(args.init_from)
-        if start.config.vocab_size != len(alphabet):
-            raise ValueError(f"{args.init_from}: {start.config.vocab_size} symbols, alphabet {alphabet.name!r} has "
-                             f"{len(alphabet)}")
+        start, start_alphabet, origin = load_start_model(args.init_from)
+        if start_alphabet.symbols != alphabet.symbols:  # another language: the shared symbols keep their weights
+            start = remap_alphabet(start, start_alphabet, alphabet)
+            say(f"alphabet {start_alphabet.name!r} -> {alphabet.name!r}: {sum(c in start_alphabet for c in alphabet.symbols)}"
+                f" of {len(alphabet)} symbols shared")
         if (args.embed, args.layers, args.cell) != (start.config.embed_size, start.config.layers, start.config.cell):
             raise ValueError(f"--init-from {args.init_from} is {origin['architecture']} with embedding "
                              f"{start.config.embed_size}: give the same --cell, --layers and --embed")

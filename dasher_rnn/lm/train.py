@@ -406,18 +406,19 @@ def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:
     return info
 
 
-def load_start_model(path: str | Path) -> tuple[CharRNN, dict]:
-    """The network of a model directory or a run folder's checkpoint (either format), in float32, with a record
-    of where it came from (path, architecture, characters it has seen) for the new run's metadata."""
+def load_start_model(path: str | Path) -> tuple[CharRNN, Alphabet, dict]:
+    """The network of a model directory or a run folder's checkpoint (either format), in float32, its alphabet,
+    and a record of where it came from (path, architecture, characters it has seen) for the new run's metadata."""
     from dasher_rnn.lm.model_io import CONFIG_FILE, load_model
 
     path = Path(path)
     if (path / CONFIG_FILE).is_file():
-        model, _, config = load_model(path)
+        model, alphabet, config = load_model(path)
         training = config.get("training", {})
         chars = int(training.get("characters_with_origin", training.get("characters", 0)))
     elif (path / CHECKPOINT_META).is_file():
         meta = json.loads((path / CHECKPOINT_META).read_text())
+        alphabet = Alphabet.from_json(meta["alphabet"], source=str(path / CHECKPOINT_META))
         model = CharRNN(RNNConfig(**meta["model_config"]))
         tensors = load_tensors(path / CHECKPOINT)
         model.load_state_dict(_checkpoint_weights(tensors))
@@ -427,7 +428,47 @@ def load_start_model(path: str | Path) -> tuple[CharRNN, dict]:
     else:
         raise ValueError(f"{path}: neither a model directory ({CONFIG_FILE}) nor a run folder ({CHECKPOINT_META})")
     arch = model.config
-    return model, {"path": str(path), "architecture": f"{arch.cell} {arch.layers}x{arch.hidden_size}", "chars": chars}
+    origin = {"path": str(path), "architecture": f"{arch.cell} {arch.layers}x{arch.hidden_size}", "chars": chars,
+              "alphabet": alphabet.name}
+    return model, alphabet, origin
+
+
+def _base_character(ch: str) -> str:
+    """The letter a character is built on (é -> e, Ä -> A, ß -> s), or the character itself."""
+    import unicodedata
+
+    base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+    return base[:1] or ch
+
+
+@torch.no_grad()
+def remap_alphabet(model: CharRNN, old: Alphabet, new: Alphabet) -> CharRNN:
+    """A copy of ``model`` that reads and predicts ``new``'s symbols, for a model in another language started from
+    this one. A symbol both alphabets have keeps its embedding, head row and bias. A new symbol starts from the
+    letter it is built on where the old alphabet has that letter (é from e, Ä from A), otherwise from the mean of
+    the old rows, and its bias starts 2 nats below its source's, so that no new symbol takes probability from
+    the old ones before training has seen it. The recurrent weights and the learned initial state are kept."""
+    cfg = model.config
+    copy = CharRNN(RNNConfig(**{**cfg.to_json(), "vocab_size": len(new)}))
+    src = model.state_dict()
+    out = {name: value.clone() for name, value in src.items() if not name.startswith(("embed.", "head."))}
+    embed, head_w, head_b = src["embed.weight"], src["head.weight"], src["head.bias"]
+    rows = []
+    for ch in new.symbols:
+        source = ch if ch in old else _base_character(ch)
+        rows.append(old.index(source) if source in old else None)
+    mean = (embed.mean(0), head_w.mean(0), head_b.mean())
+
+    def take(table: torch.Tensor, fallback: torch.Tensor) -> torch.Tensor:
+        return torch.stack([table[i] if i is not None else fallback for i in rows])
+
+    out["embed.weight"] = take(embed, mean[0])
+    out["head.weight"] = take(head_w, mean[1])
+    bias = take(head_b, mean[2])
+    kept = torch.tensor([ch in old for ch in new.symbols])
+    out["head.bias"] = torch.where(kept, bias, bias - 2.0)
+    copy.load_state_dict(out)
+    return copy
 
 
 @torch.no_grad()
