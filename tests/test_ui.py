@@ -320,6 +320,26 @@ def test_speaker_runs_a_speech_command_without_waiting(tmp_path, monkeypatch):
     assert not Speaker(commands=("no-such-speech-command",), use_qt=False).available
 
 
+def test_speaker_speaks_the_alphabets_language_and_says_when_it_has_no_voice(tmp_path, monkeypatch):
+    said = tmp_path / "said.txt"
+    command = tmp_path / "espeak-ng"
+    command.write_text("#!/bin/sh\n"
+                       'case "$1" in --voices=*) echo "Pty Language Age/Gender VoiceName File Other"; '
+                       '[ "$1" = --voices=de ] && echo " 5  de --/M German gmw/de"; exit 0;; esac\n'
+                       f'printf \'%s \' "$@" > {said}\n')
+    command.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    speaker = Speaker(commands=("espeak-ng",), use_qt=False, language="de")
+    assert speaker.language_note == ""
+    assert speaker.speak("Guten Tag")
+    speaker._process.wait(10)
+    assert said.read_text() == "-v de -- Guten Tag "
+    assert not speaker.set_language("sw") and "no voice for 'sw'" in speaker.language_note
+    assert speaker.speak("Habari")  # the default voice speaks
+    speaker._process.wait(10)
+    assert said.read_text() == "-- Habari "
+
+
 def test_the_frame_timer_drives_frames(qtbot, settings_path):
     store = SettingsStore()
     window = MainWindow(WritingController(writer_source("uniform")), store, store.load())
