@@ -1,4 +1,9 @@
-"""Symbol sets: which characters a model predicts, their display order, groups, colours and glyphs.
+"""Symbol sets: which characters a model predicts, their display order, groups, colours and glyphs, the language
+they write, which way it runs, and which symbols act as Dasher's space and paragraph.
+
+An alphabet comes from a shipped JSON file (``english``, ``english-limited``), a language code (``de``, ``ar``: built
+from CLDR's letters by ``cldr``; ``languages`` lists them), a JSON file, or a Dasher alphabet file
+(``alphabet.*.xml``, read by ``dasher_xml``): ``load_alphabet`` takes any of them.
 
 Policy for characters outside an alphabet (after ``normalise``):
 - scoring skips them: they cost no bits, count in the denominator and are reported as skipped;
@@ -10,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +25,8 @@ from dasher_rnn.paths import ASSETS_DIR
 ALPHABETS_DIR = ASSETS_DIR / "alphabets"
 DEFAULT_ALPHABET = "english"
 BREAK = 255  # code of a character outside the alphabet in encoded arrays
+MAX_SYMBOLS = BREAK - 1  # one byte a symbol, BREAK excluded
+ORIENTATIONS = ("ltr", "rtl", "ttb", "btt")  # left to right, right to left, top to bottom, bottom to top (Dasher's BT)
 
 
 class AlphabetError(ValueError):
@@ -32,19 +40,41 @@ class SymbolGroup:
     symbols: str
 
 
+# the fields beyond groups and glyphs, with the defaults that a JSON file may leave out (and ``to_json`` leaves out)
+_OPTIONAL = {"language": "", "orientation": "ltr", "space": " ", "paragraph": "\n", "training_text": ""}
+
+
 @dataclass(frozen=True)
 class Alphabet:
+    """Symbols (one character each, fewer than 255), in groups with a colour each, in display order.
+
+    ``language``: the BCP-47 code of the language it writes ("" when unknown); ``orientation``: one of
+    ``ORIENTATIONS``; ``space``, ``paragraph``: the symbols that act as Dasher's space and paragraph ("" or a
+    character the alphabet lacks: it has none); ``training_text``: the name of the text Dasher trains it on
+    (a Dasher file's ``<train>``), "" when none is named. ``glyphs``: how a symbol is drawn when not as itself
+    (a Dasher file's display text)."""
+
     name: str
     groups: tuple[SymbolGroup, ...]
     glyphs: dict[str, str] = field(default_factory=dict)
     description: str = ""
+    language: str = ""
+    orientation: str = "ltr"
+    space: str = " "
+    paragraph: str = "\n"
+    training_text: str = ""
 
     def __post_init__(self) -> None:
         symbols = self.symbols
         if len(set(symbols)) != len(symbols):
-            raise AlphabetError(f"alphabet {self.name!r} lists a symbol twice")
+            twice = sorted({ch for ch in symbols if symbols.count(ch) > 1})
+            raise AlphabetError(f"alphabet {self.name!r} lists a symbol twice: {''.join(twice)!r}")
         if not 0 < len(symbols) < BREAK:
-            raise AlphabetError(f"alphabet {self.name!r} must have 1-{BREAK - 1} symbols")
+            raise AlphabetError(f"alphabet {self.name!r} must have 1-{MAX_SYMBOLS} symbols, not {len(symbols)}")
+        if self.orientation not in ORIENTATIONS:
+            raise AlphabetError(f"alphabet {self.name!r}: orientation {self.orientation!r} is not one of {ORIENTATIONS}")
+        if len(self.space) > 1 or len(self.paragraph) > 1:
+            raise AlphabetError(f"alphabet {self.name!r}: space and paragraph are one character each (or none)")
 
     @property
     def symbols(self) -> str:
@@ -104,12 +134,15 @@ class Alphabet:
         raise KeyError(f"{ch!r} is not in alphabet {self.name!r}")
 
     def to_json(self) -> dict:
-        return {
+        """The alphabet as JSON; a field at its default is left out (so English's JSON is what it always was)."""
+        out = {
             "name": self.name,
             "description": self.description,
             "groups": [{"name": g.name, "colour": g.colour, "symbols": g.symbols} for g in self.groups],
             "glyphs": dict(self.glyphs),
         }
+        out.update({k: getattr(self, k) for k, default in _OPTIONAL.items() if getattr(self, k) != default})
+        return out
 
     @classmethod
     def from_json(cls, data: dict, source: str = "<json>") -> Alphabet:
@@ -120,25 +153,68 @@ class Alphabet:
                 groups=groups,
                 glyphs={str(k): str(v) for k, v in data.get("glyphs", {}).items()},
                 description=str(data.get("description", "")),
+                **{k: str(data.get(k, default)) for k, default in _OPTIONAL.items()},
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise AlphabetError(f"{source}: malformed alphabet ({exc!r})") from None
+        except AlphabetError as exc:
+            raise AlphabetError(f"{source}: {exc}") from None
 
 
 def available_alphabets() -> list[str]:
+    """The shipped alphabets' names (every language code is an alphabet too: ``languages.languages()``)."""
     return sorted(p.stem for p in ALPHABETS_DIR.glob("*.json"))
 
 
 def load_alphabet(name_or_path: str | Path = DEFAULT_ALPHABET) -> Alphabet:
-    """Load a shipped alphabet by name (``english``, ``english-limited``) or from a JSON file."""
+    """An alphabet by shipped name (``english``, ``english-limited``), language code (``de``, ``fr``, ``ar``,
+    ``sr-Latn``, ``pt_BR``: built from CLDR's letters, the same object each time; ``en`` is ``english``), JSON
+    file, or Dasher alphabet file (``FILE.xml``: its first alphabet; ``FILE.xml#NAME``: the one named NAME)."""
+    text = str(name_or_path)
     path = Path(name_or_path)
+    if path.suffix.lower() == ".xml" or (".xml#" in text.lower() and not path.is_file()):
+        from dasher_rnn.dasher_xml import DasherFileError, read_dasher_alphabet
+
+        try:
+            data, source = read_dasher_alphabet(text)
+        except DasherFileError as exc:
+            raise AlphabetError(str(exc)) from None
+        return Alphabet.from_json(data, source=source)
     if not path.suffix:
-        path = ALPHABETS_DIR / f"{name_or_path}.json"
+        shipped = ALPHABETS_DIR / f"{text}.json"
+        if shipped.is_file():
+            path = shipped
+        else:
+            from dasher_rnn.cldr import find_language
+
+            code = find_language(text)
+            if code is not None:
+                return _language_alphabet(code)
     if not path.is_file():
         known = ", ".join(available_alphabets())
-        raise AlphabetError(f"unknown alphabet {str(name_or_path)!r} (known: {known})")
+        raise AlphabetError(f"unknown alphabet {text!r} (known: {known}, a language code such as de, fr or ar "
+                            "(`dasher-rnn languages` lists them), a JSON file or a Dasher alphabet .xml file)")
+    return _read_json(path)
+
+
+def _read_json(path: Path) -> Alphabet:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AlphabetError(f"{path}: not a valid alphabet file ({exc})") from None
+    if not isinstance(data, dict):
+        raise AlphabetError(f"{path}: malformed alphabet (not a JSON object)")
     return Alphabet.from_json(data, source=str(path))
+
+
+@cache
+def _language_alphabet(code: str) -> Alphabet:
+    """The alphabet of a language, built once: ``code`` as ``cldr.entries`` has it (``cldr.find_language`` reads
+    the ways people write codes); ``en`` is the shipped ``english``, so the English model's alphabet never moves."""
+    if code == "en":
+        return _read_json(ALPHABETS_DIR / "english.json")
+    from dasher_rnn.cldr import build, entries
+
+    if code not in entries():
+        raise AlphabetError(f"unknown language {code!r} (`dasher-rnn languages` lists the codes)")
+    return Alphabet.from_json(build(code, MAX_SYMBOLS).json, source=f"language {code!r}")

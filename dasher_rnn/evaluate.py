@@ -24,6 +24,7 @@ import numpy as np
 from tqdm import tqdm
 
 from dasher_rnn.adapt.writer import Context, Writer
+from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel, quantise
 from dasher_rnn.normalise import normalise
 from dasher_rnn.textio import read_text
@@ -218,7 +219,7 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
 def encoded_messages(lines: list[str], alphabet) -> Iterator[tuple[str, list[bool], list[int]]]:
     """Each non-empty normalised line, which of its characters the alphabet has, and their symbols."""
     for raw in lines:
-        line = normalise(raw)
+        line = normalise(raw, alphabet)
         if line:
             known = [ch in alphabet for ch in line]
             yield line, known, [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
@@ -239,9 +240,10 @@ def _add(score: Score, line: str, known: list[bool], per_char: list[float], mask
             score.start_bits[k].append(float(cumulative[k - 1]))
 
 
-def read_messages(path: str | Path, replace_errors: bool = False) -> list[str]:
-    """Lines of a phrase file (normalisation happens when scoring)."""
-    return normalise(read_text(path, replace_errors=replace_errors)).split("\n")
+def read_messages(path: str | Path, replace_errors: bool = False, alphabet: Alphabet | None = None) -> list[str]:
+    """Lines of a phrase file, normalised (onto ``alphabet`` when given: what it has is kept); scoring normalises
+    each line again onto the model's alphabet."""
+    return normalise(read_text(path, replace_errors=replace_errors), alphabet).split("\n")
 
 
 def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], adaptive: bool = False,
@@ -252,12 +254,13 @@ def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], a
     a bar on the terminal (None: only when stderr is one)."""
     overall = Score("overall")
     files = {}
-    texts = [(Path(p).stem, read_messages(p, replace_errors)) for p in paths]
-    with tqdm(total=sum(len(lines) for _, lines in texts), unit="msg", disable=None if progress is None else not progress,
-              desc="eval", leave=False) as bar:
-        for name, lines in texts:
+    texts = [(Path(p).stem, read_text(p, replace_errors=replace_errors)) for p in paths]
+    with tqdm(total=sum(len(normalise(text).split("\n")) for _, text in texts), unit="msg",
+              disable=None if progress is None else not progress, desc="eval", leave=False) as bar:
+        for name, text in texts:
             writer = make_writer()
-            try:
+            try:  # the lines normalised onto the model's alphabet: a French model is scored on é, not on e
+                lines = normalise(text, writer.alphabet).split("\n")
                 score = score_messages(writer, lines, name, adaptive=adaptive, floor=floor, progress=bar.update,
                                        symbols=symbols)
             finally:

@@ -56,7 +56,7 @@ def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, m
 
     model = PPMModel(load_alphabet(alphabet or "english"), max_order=max_order)
     files = expand_paths(list(train))
-    texts = [normalise(read_text(f, replace_errors=replace_errors)) for f in files]
+    texts = [normalise(read_text(f, replace_errors=replace_errors), model.alphabet) for f in files]
     # files are separate segments: a context never spans two files
     model.train_text("\x00".join(texts) if texts else "")
     return model, files

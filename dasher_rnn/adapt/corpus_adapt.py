@@ -64,7 +64,7 @@ def split_messages(documents: list[Document], alphabet: Alphabet, max_unknown: f
     """Non-empty lines as messages; characters outside the alphabet are skipped, mostly-foreign lines dropped."""
     messages, dropped = [], 0
     for doc in documents:
-        for line in normalise(doc.text).split("\n"):
+        for line in normalise(doc.text, alphabet).split("\n"):
             line = line.strip()
             if not line:
                 continue

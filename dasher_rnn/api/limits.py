@@ -47,7 +47,7 @@ def check_text(text: str, alphabet: Alphabet, limits: Limits, what: str = "text"
     if len(text) > limits.max_text:
         raise ApiError(413, "text_too_long", f"{what} has {len(text)} characters; the limit is {limits.max_text}")
     if normalised:
-        text = normalise(text)
+        text = normalise(text, alphabet)
     if reject_unknown:
         for i, ch in enumerate(text):
             if ch not in alphabet:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from dasher_rnn import __version__
-from dasher_rnn.cli import adapt, app, evaluate, export_onnx, profile, serve, simulate, stats, train
+from dasher_rnn.cli import adapt, app, evaluate, export_onnx, languages, profile, serve, simulate, stats, train
 from dasher_rnn.cli.options import ConfigDefault, Parser, resolve_defaults
 
 __all__ = ["ConfigDefault", "build_parser", "main", "parse_args"]
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="dasher-rnn", description=__doc__)
     parser.add_argument("--version", action="version", version=f"dasher-rnn {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
-    for command in (train, evaluate, export_onnx, profile, stats, adapt, app, simulate, serve):
+    for command in (train, evaluate, export_onnx, profile, stats, adapt, app, simulate, serve, languages):
         command.add_parser(sub)
     from dasher_rnn.desktop import add_parser as add_install_desktop
 

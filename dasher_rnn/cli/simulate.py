@@ -41,11 +41,11 @@ def run(args: argparse.Namespace) -> int:
     from dasher_rnn.zoom.sources import WriterSource
 
     phrases = args.text or [line for line in read_text(args.file).splitlines() if line.strip()]
-    phrases = [normalise(p) for p in phrases][: args.lines or None]
     writer = build_writer(WriterConfig(model=args.model, model_dir=args.model_dir, ppm_train=tuple(args.ppm_train),
                                        adapt=not args.no_adapt, profile=args.profile, backend=args.backend))
     source = WriterSource(writer)
     try:
+        phrases = [normalise(p, writer.alphabet) for p in phrases][: args.lines or None]
         scripts = [parse_script(p) for p in phrases]
         control = args.control or any(isinstance(step, Action) for steps in scripts for step in steps)
         outside = [p for p, steps in zip(phrases, scripts, strict=True)

@@ -56,9 +56,10 @@ _WRAPPED_NEWLINE = re.compile(r"(?<=\S)[ \t]*\n[ \t]*(?=\S)")
 _BLANK_LINES = re.compile(r"\n\s*\n")
 
 
-def prepare_text(text: str, unwrap: bool = False) -> str:
-    """Normalise text; optionally unwrap paragraphs; keep one newline between paragraphs."""
-    text = normalise(text)
+def prepare_text(text: str, unwrap: bool = False, alphabet: Alphabet | None = None) -> str:
+    """Normalise text (onto ``alphabet``: what it has is kept, é for French); optionally unwrap paragraphs; keep
+    one newline between paragraphs."""
+    text = normalise(text, alphabet)
     if unwrap:
         text = _WRAPPED_NEWLINE.sub(" ", text)
     text = _BLANK_LINES.sub("\n", text)
@@ -106,7 +107,10 @@ class Corpus:
 
 def _cache_key(specs: list[SourceSpec], alphabet: Alphabet, val_fraction: float) -> str:
     h = hashlib.sha256()
-    h.update(json.dumps([CORPUS_FORMAT, NORMALISATION_VERSION, alphabet.symbols, val_fraction]).encode())
+    key: list = [CORPUS_FORMAT, NORMALISATION_VERSION, alphabet.symbols, val_fraction]
+    if not alphabet.symbols.isascii():  # normalised onto the alphabet (é kept) since this marker: not the old folding
+        key.append("onto-alphabet")
+    h.update(json.dumps(key).encode())
     for spec in specs:
         h.update(json.dumps(asdict(spec), sort_keys=True).encode())
         for f in expand_paths(spec.paths):
@@ -118,11 +122,11 @@ def _cache_key(specs: list[SourceSpec], alphabet: Alphabet, val_fraction: float)
 def _encode_source(spec: SourceSpec, alphabet: Alphabet, val_fraction: float) -> tuple[np.ndarray, np.ndarray]:
     """(train, validation) arrays; each document ends with a newline. A source of two or more
     documents always gives at least one to validation (the one with the smallest hash)."""
-    newline = np.array([alphabet.index("\n")], dtype=np.uint8)
+    newline = np.array([alphabet.index("\n") if "\n" in alphabet else BREAK], dtype=np.uint8)
     encoded: list[np.ndarray] = []
     hashes: list[float] = []
     for f in expand_paths(spec.paths):
-        text = prepare_text(read_text(f, replace_errors=True), unwrap=spec.unwrap)
+        text = prepare_text(read_text(f, replace_errors=True), unwrap=spec.unwrap, alphabet=alphabet)
         for doc in [text] if spec.documents == "file" else split_documents(text):
             encoded.append(np.concatenate([alphabet.encode(doc), newline]))
             hashes.append(document_hash(doc))

@@ -90,7 +90,7 @@ INT8_MAX_BITS_LOST = 0.005  # bits/char the int8 export may cost on the phrase f
 def _message_symbols(paths: list[str | Path], alphabet) -> list[list[int]]:
     from dasher_rnn.evaluate import encoded_messages, read_messages
 
-    return [ids for path in paths for _, _, ids in encoded_messages(read_messages(path), alphabet) if ids]
+    return [ids for path in paths for _, _, ids in encoded_messages(read_messages(path, alphabet=alphabet), alphabet) if ids]
 
 
 def onnx_message_log_probs(session, root_logp: np.ndarray, h0: np.ndarray, c0: np.ndarray,

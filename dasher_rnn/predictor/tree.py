@@ -137,7 +137,7 @@ class ContextTree:
     def start_root(self, text: str = "") -> RootRead:
         """A root's text to read (``advance``), then to make a node of (``finish_root``): long texts are read a chunk
         at a time, several at once, so that other requests are served in between."""
-        text = normalise(text)
+        text = normalise(text, self.alphabet)
         cut = max((i for i, ch in enumerate(text) if ch not in self.alphabet), default=-1)
         symbols = np.array([self.alphabet.index(ch) for ch in text[cut + 1 :]], dtype=np.int64)
         logp, h, c = self._initial
