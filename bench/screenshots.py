@@ -29,6 +29,13 @@ Progress as PREFIX.png.
 writes PREFIX.png: control mode on (the mouse preset, so no dwell toggles writing while the script steers), the
 text written with the shipped RNN, then the pointer steering into the control box after it towards the named
 action, pictured with the control box open (three quarters of the view high), all its actions in sight.
+
+    xvfb-run -a -s "-screen 0 1600x900x24" python bench/screenshots.py docs/rtl-arabic "أنا أستطيع المشي الآن" \
+        --language ar --ppm-train ../shared/corpora/languages/aac/ar_Arab.txt
+
+writes PREFIX.png: the window part way through writing the text in that language (a language code, as
+``dasher-rnn languages`` lists them) with Dasher's PPM over the language's alphabet, trained on the given text
+(none: PPM starts from nothing); a right-to-left language's view is mirrored and its text panel right to left.
 """
 
 from __future__ import annotations
@@ -253,6 +260,22 @@ def control_box(path: str, text: str, action_name: str, speed_bps: float, fps: f
     return path
 
 
+def language(path: str, code: str, text: str, ppm_train: tuple[str, ...], seconds: float, speed_bps: float,
+             scheme: str = "default") -> str:
+    """The window part way through writing ``text`` in language ``code`` with PPM over its alphabet."""
+    from dasher_rnn.adapt.compose import WriterConfig
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.normalise import normalise
+
+    alphabet = load_alphabet(code)
+    text = normalise(text, alphabet)
+    outside = sorted({ch for ch in text if ch not in alphabet})
+    if outside:
+        raise SystemExit(f"the text has characters outside the {code!r} alphabet: {''.join(outside)!r}")
+    writer = WriterConfig(model="ppm", alphabet=code, ppm_train=ppm_train)
+    return str(take_screenshot(path, text, seconds, scheme, speed_bps, writer=writer))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefix", help="path prefix of the two PNG files")
@@ -268,7 +291,15 @@ def main() -> None:
     parser.add_argument("--tutorial", action="store_true", help="instead: picture the tutorial's three screens")
     parser.add_argument("--progress", type=int, default=0, metavar="N",
                         help="instead: write N messages with a new profile and picture View > Progress")
+    parser.add_argument("--language", metavar="CODE", default="",
+                        help="instead: write the text in this language with PPM over its alphabet, picture PREFIX.png")
+    parser.add_argument("--ppm-train", metavar="FILE", action="append", default=[],
+                        help="with --language: PPM's training text (repeatable)")
     args = parser.parse_args()
+    if args.language:
+        print(language(f"{args.prefix}.png", args.language, args.text, tuple(args.ppm_train), args.seconds,
+                       args.speed, args.scheme))
+        return
     if args.control:
         print(control_box(f"{args.prefix}.png", args.text, args.control, args.speed))
         return

@@ -75,9 +75,10 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
 
 def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour_scheme: str = "default",
                     speed_bps: float = 3.0, size: tuple[int, int] | None = None, fps: float = 30.0,
-                    start: bool = True) -> Path:
-    """Write ``text_to_write`` with the shipped RNN for ``seconds`` of simulated time, steered like a user
-    aiming at it, and save a picture of the window mid-writing (settings in a throwaway file).
+                    start: bool = True, writer: WriterConfig | None = None) -> Path:
+    """Write ``text_to_write`` with the shipped RNN (or the Writer ``writer`` describes: another language's PPM)
+    for ``seconds`` of simulated time, steered like a user aiming at it, and save a picture of the window
+    mid-writing (settings in a throwaway file).
 
     ``size`` None opens the window as the app does (sized to the screen); ``start`` False pictures the window
     as it opens, stopped."""
@@ -87,9 +88,12 @@ def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour
     app = _application()
     with tempfile.TemporaryDirectory() as tmp:
         store = SettingsStore(Path(tmp) / "settings.json")
-        prefs = store.load().updated(colour_scheme=colour_scheme, speed_bps=speed_bps, auto_speed=False)
-        controller = WritingController(WriterSource(build_writer(WriterConfig(model="rnn")), prefs.start_lower_share),
-                                       prefs.controller_config())
+        # the scripted user holds its aim still while a box grows, which the rest stop would take for a resting
+        # pointer: it is off here
+        prefs = store.load().updated(colour_scheme=colour_scheme, speed_bps=speed_bps, auto_speed=False,
+                                     rest_stop_seconds=0.0)
+        controller = WritingController(WriterSource(build_writer(writer or WriterConfig(model="rnn")),
+                                                    prefs.start_lower_share), prefs.controller_config())
         window = MainWindow(controller, store, prefs, start_timer=False)
         try:
             if size is None:

@@ -24,15 +24,17 @@ def _ensure_application() -> None:
 
 
 def offscreen_renderer(alphabet: Alphabet, width: int = 1280, height: int = 720, scheme: str = "default",
-                       pointer: tuple[float, float] | None = None) -> Callable[[Frame], QImage]:
+                       pointer: tuple[float, float] | None = None,
+                       orientation: str | None = None) -> Callable[[Frame], QImage]:
     """A function painting a frame into one reused ``width`` x ``height`` image (returned, for inspection).
 
     ``pointer`` in Dasher coordinates (default: a little up and right of the crosshair) is drawn as the line
-    from the crosshair, as the window would.
+    from the crosshair, as the window would. The view runs in the alphabet's direction of writing, or in
+    ``orientation`` when given.
     """
     _ensure_application()
     image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-    viewport = Viewport(width, height)
+    viewport = Viewport(width, height, orientation or alphabet.orientation)
     at = viewport.to_screen(*(pointer or (ORIGIN_X / 2, ORIGIN_Y / 2)))
 
     def render(frame: Frame) -> QImage:

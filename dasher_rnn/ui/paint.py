@@ -2,8 +2,10 @@
 
 A pure function of its arguments, so the window, screenshots and the frame-time benchmark (painting into a
 QImage) draw identically. Control mode's boxes (the control box after the letters and its actions) have their
-own colours and are labelled with their names. Colours, brushes, pens and fonts are built once per scheme and alphabet and kept in
-a small cache: a frame may hold thousands of boxes and allocating Qt objects for each would dominate its time.
+own colours and are labelled with their names. The viewport says which way the boxes grow (right to left for
+Arabic, Hebrew, Persian, mirrored as Dasher does). Colours, brushes, pens and fonts are built once per scheme and
+alphabet and kept in a small cache: a frame may hold thousands of boxes and allocating Qt objects for each would
+dominate its time.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class _Palette:
     label_cap: float  # largest label, as a fraction of the view height
     fonts: dict[int, tuple[QFont, float]]  # pixel size -> (font, half its line height)
     labels: dict[tuple[int, int], QStaticText]  # (symbol, pixel size) -> the glyph laid out once
+    label_widths: dict[tuple[int, int], tuple[QStaticText, float]]  # (symbol, pixel size) -> (glyph, its width)
     control: tuple[QBrush, QBrush, QBrush]  # the control box, its actions (alternating)
     control_labels: dict[tuple[str, int], tuple[QStaticText, float]]  # (label, pixels) -> (text, its width)
 
@@ -72,6 +75,15 @@ class _Palette:
             text.setTextFormat(Qt.TextFormat.PlainText)
             text.prepare(QTransform(), self.font(pixels)[0])
         return text
+
+    def label_and_width(self, symbol: int, pixels: int) -> tuple[QStaticText, float]:
+        """The symbol's glyph at this size and how wide it is (a label that ends at a box's edge needs both)."""
+        key = (symbol, pixels)
+        cached = self.label_widths.get(key)
+        if cached is None:
+            text = self.label(symbol, pixels)
+            cached = self.label_widths[key] = (text, text.size().width())
+        return cached
 
     def control_label(self, label: str, pixels: int) -> tuple[QStaticText, float]:
         """A control box's name at this size, and how wide it is."""
@@ -132,6 +144,7 @@ def _palette(scheme: str, alphabet: Alphabet) -> _Palette:
         label_cap=0.09 if high else 0.06,
         fonts={},
         labels={},
+        label_widths={},
         control=tuple(QBrush(QColor(c)) for c in _CONTROL_COLOURS["high-contrast" if high else "default"]),
         control_labels={},
     )
@@ -151,15 +164,32 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
                 pointer_screen: tuple[float, float] | None, dwell_progress: float,
                 min_label_px: int = MIN_LABEL_PX) -> None:
     """Draw ``frame`` filling ``viewport`` (boxes largest first, so children cover their parents); labels are
-    at least ``min_label_px`` high, and boxes too small for that are drawn without one."""
+    at least ``min_label_px`` high, and boxes too small for that are drawn without one.
+
+    Each box reaches from the view's edge to its outer edge, where its label is, as in Dasher: for a right to
+    left viewport (``viewport.mirrored``) the boxes grow from the left edge and a label ends at the box's right
+    edge; the glyphs themselves are never mirrored."""
     p = _palette(scheme, alphabet)
-    width, height, scale, x_scale = viewport.width, viewport.height, viewport.scale, viewport.x_scale
+    width, height = viewport.width, viewport.height
     painter.fillRect(QRectF(0.0, 0.0, width, height), p.background)
     painter.setPen(p.outline)  # for the labels here, the outlines at the end
-    fills = p.fills
-    rects: list[QRectF] = []
     min_px = max(1, int(min_label_px))
     cap = max(min_px, int(height * p.label_cap))
+    paint_boxes = _paint_boxes_rtl if viewport.mirrored else _paint_boxes_ltr
+    rects = paint_boxes(painter, p, frame, viewport, min_px, cap)
+    # Outlines in one call: a box's outline never crosses its descendants (they lie inside it, at most touching
+    # its edges), so drawing them last looks the same as drawing each with its box.
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawRects(rects)
+    _paint_crosshair(painter, p, viewport, pointer_screen, dwell_progress)
+
+
+def _paint_boxes_ltr(painter: QPainter, p: _Palette, frame: Frame, viewport: Viewport, min_px: int,
+                     cap: int) -> list[QRectF]:
+    """Fill and label the boxes, each from the right edge to its label at its left edge; their rectangles."""
+    width, height, scale, x_scale = viewport.width, viewport.height, viewport.scale, viewport.x_scale
+    fills = p.fills
+    rects: list[QRectF] = []
     label_scale = p.label_scale
     current_font = 0
     half_line = 0.0
@@ -196,19 +226,64 @@ def paint_frame(painter: QPainter, frame: Frame, viewport: Viewport, alphabet: A
             current_font = pixels
         x = (left if left > 0.0 else 0.0) + LABEL_MARGIN_PX
         painter.drawStaticText(QPointF(x, (vis_top + vis_bottom) / 2 - half_line), label(symbol, pixels))
-    # Outlines in one call: a box's outline never crosses its descendants (they lie inside it, at most touching
-    # its edges), so drawing them last looks the same as drawing each with its box.
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    painter.drawRects(rects)
-    _paint_crosshair(painter, p, viewport, pointer_screen, dwell_progress)
+    return rects
+
+
+def _paint_boxes_rtl(painter: QPainter, p: _Palette, frame: Frame, viewport: Viewport, min_px: int,
+                     cap: int) -> list[QRectF]:
+    """``_paint_boxes_ltr`` mirrored (Dasher's ``RightToLeft``): each box from the left edge to its label, which
+    ends at the box's right edge (Dasher's ``DoDelayedText``: the text's right end at the box's outer edge)."""
+    width, height, scale, x_scale = viewport.width, viewport.height, viewport.scale, viewport.x_scale
+    fills = p.fills
+    rects: list[QRectF] = []
+    label_scale = p.label_scale
+    current_font = 0
+    half_line = 0.0
+    label = p.label_and_width
+    for drawn in frame.boxes:
+        box = drawn.box
+        y1, y2 = drawn.y1, drawn.y2
+        top = y_to_screen(y1) * scale
+        bottom = y_to_screen(y2) * scale
+        right = x_to_screen(y2 - y1) * x_scale  # viewport.screen_x, inlined
+        symbol = box.symbol
+        rect = QRectF(0.0, top, right, bottom - top)
+        item = box.item
+        if item is not None:
+            painter.fillRect(rect, p.control[0] if item.action is None else p.control[1 + (symbol & 1)])
+            rects.append(rect)
+            _paint_control_label(painter, p, item.label, top, bottom, 0.0, min(right, width), height, label_scale,
+                                 cap, min_px, at_end=True)
+            current_font = 0
+            continue
+        painter.fillRect(rect, p.root if symbol < 0 else fills[box.depth & 1][symbol])
+        rects.append(rect)
+        if symbol < 0:
+            continue
+        vis_top = top if top > 0.0 else 0.0
+        vis_bottom = bottom if bottom < height else height
+        shown = vis_bottom - vis_top
+        pixels = label_pixels(shown, right, label_scale, cap, min_px)
+        if not pixels:
+            continue
+        if pixels != current_font:
+            font, half_line = p.font(pixels)
+            painter.setFont(font)
+            current_font = pixels
+        text, advance = label(symbol, pixels)
+        x = (right if right < width else width) - LABEL_MARGIN_PX - advance
+        painter.drawStaticText(QPointF(x, (vis_top + vis_bottom) / 2 - half_line), text)
+    return rects
 
 
 def _paint_control_label(painter: QPainter, p: _Palette, label: str, top: float, bottom: float, left: float,
-                         width: float, height: float, label_scale: float, cap: int, min_px: int) -> None:
-    """A control box's name at its left edge, as large as a letter's label would be but fitting its width."""
+                         right: float, height: float, label_scale: float, cap: int, min_px: int,
+                         at_end: bool = False) -> None:
+    """A control box's name at its left edge (``at_end``: ending at its right edge), as large as a letter's label
+    would be but fitting its width; the box reaches from ``left`` to ``right``, the latter inside the view."""
     vis_top, vis_bottom = max(top, 0.0), min(bottom, height)
     x = max(left, 0.0) + LABEL_MARGIN_PX
-    room = width - x - LABEL_MARGIN_PX
+    room = right - x - LABEL_MARGIN_PX
     pixels = label_pixels(vis_bottom - vis_top, room, label_scale, cap, min_px)
     if not pixels:
         return
@@ -218,6 +293,8 @@ def _paint_control_label(painter: QPainter, p: _Palette, label: str, top: float,
         if pixels < min_px:
             return
         text, advance = p.control_label(label, pixels)
+    if at_end:
+        x = right - LABEL_MARGIN_PX - advance
     font, half_line = p.font(pixels)
     painter.setFont(font)
     painter.drawStaticText(QPointF(x, (vis_top + vis_bottom) / 2 - half_line), text)

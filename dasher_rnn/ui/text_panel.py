@@ -2,11 +2,16 @@
 
 Rewriting the whole document every frame would reset selections and cost time as the text grows, so an
 update replaces only what follows the common prefix, then scrolls to the end.
+
+The text is kept in logical order (the order it was written), and Qt lays it out (bidi): for a right to left
+alphabet (Arabic, Hebrew, Persian) ``set_orientation("rtl")`` makes every paragraph right to left, so a message
+reads from the right edge even where it starts with a digit or a mark, and the scroll bar moves to the left.
 """
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QPalette, QTextCursor
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QPalette, QTextCursor, QTextOption
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 PLACEHOLDER = ("What you write appears here. Write by steering into the boxes below; this panel is for reading "
@@ -23,6 +28,21 @@ class OutputPanel(QPlainTextEdit):
         self.setAccessibleDescription(PLACEHOLDER)
         self._text = ""
         self._default_palette = QPalette(self.palette())
+        self._default_option = QTextOption(self.document().defaultTextOption())
+        self.orientation = "ltr"
+
+    def set_orientation(self, orientation: str) -> None:
+        """Lay paragraphs out in the alphabet's direction of writing: right to left for ``"rtl"``; otherwise as
+        Qt does by default."""
+        self.orientation = orientation
+        option = QTextOption(self._default_option)
+        if orientation == "rtl":
+            self.setLayoutDirection(Qt.LayoutDirection.RightToLeft)
+            option.setTextDirection(Qt.LayoutDirection.RightToLeft)
+            option.setAlignment(Qt.AlignmentFlag.AlignRight)  # the plain text layout does not flip AlignLeft itself
+        else:
+            self.unsetLayoutDirection()
+        self.document().setDefaultTextOption(option)
 
     def show_text(self, text: str) -> None:
         if text == self._text:

@@ -102,9 +102,10 @@ class TutorialView(DasherView):
         colour = QColor("#00ff00" if high else "#008a00")
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         for i, box in enumerate(self.path):
-            left = max(0.0, viewport.screen_x(box.y2 - box.y1))
+            left, right = viewport.box_columns(box.y2 - box.y1)
+            left, right = max(0.0, left), min(viewport.width, right)
             top, bottom = viewport.screen_y(box.y1), viewport.screen_y(box.y2)
-            rect = QRectF(left, top, viewport.width - left, bottom - top).intersected(
+            rect = QRectF(left, top, right - left, bottom - top).intersected(
                 QRectF(0, 0, viewport.width, viewport.height))
             pen = QPen(colour, 5.0 if i == 0 else 2.0)
             if i:

@@ -27,7 +27,7 @@ class DasherView(QWidget):
         self.frame: Frame | None = None
         self.scheme = "default"
         self.dwell_progress = 0.0
-        self.hint = ""  # a line drawn at the top left while writing is stopped ("click to start")
+        self.hint = ""  # a line drawn at the top left (right to left: right) while writing is stopped ("click to start")
         self.min_label_px = MIN_LABEL_PX  # boxes smaller than this get no label until they grow
         self._mouse: tuple[float, float] | None = None
         self._override: tuple[float, float] | None = None
@@ -55,7 +55,8 @@ class DasherView(QWidget):
         self._override = None if pos is None else (float(pos[0]), float(pos[1]))
 
     def viewport(self) -> Viewport:
-        return Viewport(self.width(), self.height())
+        """Dasher's coordinates on this view, in the alphabet's direction of writing (mirrored for right to left)."""
+        return Viewport(self.width(), self.height(), self.alphabet.orientation)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         pos = event.position()
@@ -99,7 +100,9 @@ class DasherView(QWidget):
         painter.setFont(font)
         high = self.scheme == "high-contrast"
         rect = QRectF(8, 8, self.width() - 16, font.pixelSize() * 1.8)
-        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        # over the history (left, or right when the view is mirrored), not over the choices
+        side = Qt.AlignmentFlag.AlignRight if self.alphabet.orientation == "rtl" else Qt.AlignmentFlag.AlignLeft
+        align = side | Qt.AlignmentFlag.AlignVCenter
         bounds = painter.boundingRect(rect, align, self.hint).adjusted(-6, -2, 6, 2)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(0, 0, 0, 200) if high else QColor(255, 255, 255, 210))

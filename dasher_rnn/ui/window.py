@@ -53,6 +53,7 @@ class MainWindow(QMainWindow):
 
         self.view = DasherView(controller.zoom.alphabet)
         self.panel = OutputPanel()
+        self.panel.set_orientation(controller.zoom.alphabet.orientation)  # right to left for Arabic, Hebrew
         # the text panel above the canvas: dragged smaller (down to nothing) or hidden with the Text panel button;
         # the canvas takes all the rest
         self.splitter = splitter = QSplitter(Qt.Orientation.Vertical)

@@ -15,11 +15,20 @@ region between the crosshair and the right edge, where the choices are, gets mos
 The x axis is scaled to the canvas width: the full square (x = ``MAX_Y``) takes ``X_FILL`` (Dasher's
 0.9) of it, whatever the canvas's aspect, so nothing is left blank; only on canvases so wide that x
 would be stretched more than ``MAX_X_STRETCH`` times y does the rest go to the history at the left.
+
+Orientation, as Dasher's ``Opts::ScreenOrientations``: left to right (``"ltr"``) is the above; right to left
+(``"rtl"``, for Arabic, Hebrew, Persian) mirrors the x mapping, both ways, as Dasher's ``Dasher2Screen`` and
+``Screen2Dasher`` do: Dasher x is measured from the *left* edge rightwards, so boxes grow from the left edge,
+the choices lie left of the crosshair and the history right of it, and the pointer steers leftwards. Only the
+``Viewport`` knows: the zoom, the controller and the simulated user work in Dasher coordinates unchanged.
+Top to bottom and bottom to top (``"ttb"``, ``"btt"``) are drawn left to right for now.
 """
 
 from __future__ import annotations
 
 import math
+
+from dasher_rnn.alphabet import ORIENTATIONS
 
 MAX_Y = 4096.0
 ORIGIN_X = ORIGIN_Y = MAX_Y / 2
@@ -72,16 +81,29 @@ SQUARE_WIDTH = x_to_screen(MAX_Y)  # the full square's width on screen, in scree
 
 class Viewport:
     """A view ``width`` x ``height`` pixels: Dasher's square fills the height, and its x axis the width (boxes
-    grow from the right edge; see the module docstring)."""
+    grow from the right edge, or from the left one for ``orientation="rtl"``; see the module docstring)."""
 
-    def __init__(self, width: float, height: float):
+    def __init__(self, width: float, height: float, orientation: str = "ltr"):
+        if orientation not in ORIENTATIONS:
+            raise ValueError(f"unknown orientation {orientation!r} (one of {', '.join(ORIENTATIONS)})")
         self.width, self.height = float(width), float(height)
+        self.orientation = orientation
+        self.mirrored = orientation == "rtl"  # Dasher x runs from the left edge rightwards
         self.scale = self.height / MAX_Y  # y pixels per Dasher unit
         self.x_scale = min(X_FILL * self.width / SQUARE_WIDTH, MAX_X_STRETCH * self.scale)  # x pixels per screen unit
 
     def screen_x(self, x: float) -> float:
-        """The pixel column of Dasher x (a box of height h has its left edge at ``screen_x(h)``)."""
+        """The pixel column of Dasher x: a box of height h reaches from the view's edge (the right one, the
+        left one when mirrored) to ``screen_x(h)``."""
+        if self.mirrored:
+            return x_to_screen(x) * self.x_scale
         return self.width - x_to_screen(x) * self.x_scale
+
+    def box_columns(self, size: float) -> tuple[float, float]:
+        """The pixel columns (left, right) that a box ``size`` Dasher units high spans (one of them may lie off
+        the view)."""
+        edge = self.screen_x(size)
+        return (0.0, edge) if self.mirrored else (edge, self.width)
 
     def screen_y(self, y: float) -> float:
         return y_to_screen(y) * self.scale
@@ -90,7 +112,8 @@ class Viewport:
         return self.screen_x(x), self.screen_y(y)
 
     def to_dasher(self, sx: float, sy: float) -> tuple[float, float]:
-        return screen_to_x((self.width - sx) / self.x_scale), screen_to_y(sy / self.scale)
+        u = sx if self.mirrored else self.width - sx
+        return screen_to_x(u / self.x_scale), screen_to_y(sy / self.scale)
 
     @property
     def crosshair(self) -> tuple[float, float]:
