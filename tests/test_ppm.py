@@ -192,3 +192,30 @@ def test_compacting_the_learned_counts_changes_no_prediction_and_undo_still_work
     for ch in learned[: len(learned) - undo]:
         expected.learn(ABC.index(ch))
     assert stored_counts(compacted) == stored_counts(expected)
+
+
+def test_ppm_writes_an_alphabet_of_more_than_127_symbols():
+    from dasher_rnn.adapt.compose import HYBRID_PPM_ORDER, build_ppm
+    from dasher_rnn.lm.ppm import max_order_for
+
+    french = load_alphabet("fr")
+    assert len(french) > 127 and max_order_for(french) == 6 and max_order_for(load_alphabet("english")) == 8
+    text = "Où est la gare ? Je voudrais un café, s'il vous plaît. Ça coûte combien ?\n" * 5
+    fast = PPMModel(french, max_order=6)
+    fast.train_text(text)
+    slow = PPMModel(french, max_order=6)
+    slow._overlay = {0: {}}  # not empty: forces the sequential path
+    slow.train_text(text)
+    assert fast.snapshot()["keys"].tolist() == slow.snapshot()["keys"].tolist()  # keys in base 256 agree
+    assert fast.snapshot()["counts"].tolist() == slow.snapshot()["counts"].tolist()
+    fast.reset()
+    for ch in "Ça coût":
+        fast.advance(french.index(ch))
+    assert int(np.argmax(fast.distribution(DASHER_TOTAL))) == french.index("e")  # "Ça coûte": it learned
+    with pytest.raises(ValueError, match="0..6"):
+        PPMModel(french, max_order=7)
+    model, _ = build_ppm([], "fr", HYBRID_PPM_ORDER)  # the hybrid asks for order 8: it gets what fits
+    assert model.max_order == 6
+    again = PPMModel(french, max_order=6)
+    again.restore(fast.snapshot())
+    assert again.num_contexts == fast.num_contexts

@@ -50,11 +50,13 @@ class WriterConfig:
 
 def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, max_order: int = DASHER_PPM_ORDER,
               replace_errors: bool = False):
-    """PPM (Dasher's order 5 unless told) trained on ``train``; (model, the files read)."""
-    from dasher_rnn.lm.ppm import PPMModel
+    """PPM (Dasher's order 5 unless told; never above what the alphabet's size allows, 6 beyond 127 symbols) trained
+    on ``train``; (model, the files read)."""
+    from dasher_rnn.lm.ppm import PPMModel, max_order_for
     from dasher_rnn.normalise import normalise
 
-    model = PPMModel(load_alphabet(alphabet or "english"), max_order=max_order)
+    symbols = load_alphabet(alphabet or "english")
+    model = PPMModel(symbols, max_order=min(max_order, max_order_for(symbols)))
     files = expand_paths(list(train))
     texts = [normalise(read_text(f, replace_errors=replace_errors), model.alphabet) for f in files]
     # files are separate segments: a context never spans two files

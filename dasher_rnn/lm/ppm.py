@@ -5,9 +5,10 @@ Order 5, blending over every suffix context without exclusion, per-context estim
 arithmetic, leftover mass spread uniformly, update exclusion when learning, and the
 default context ". " (entered, not learned) at a reset.
 
-Storage: a string x of up to ``max_order + 1`` symbols is a base-128 integer key (symbol ids
+Storage: a string x of up to ``max_order + 1`` symbols is a base-R integer key (symbol ids
 + 1, last symbol least significant), so the children of context c are the keys
-c*128+1 .. c*128+127. Counts trained from text live in two sorted numpy arrays (built in one
+c*R+1 .. c*R+R-1. R is 128 for an alphabet of up to 127 symbols (English; orders up to 8 fit 63 bits) and 256
+for a larger one (French has 130 symbols; orders up to 6). Counts trained from text live in two sorted numpy arrays (built in one
 vectorised pass); whatever is learned afterwards lives in a small per-context overlay of dicts,
 merged into the arrays whenever it holds ``COMPACT_AT`` contexts or 1/64 of the arrays' length,
 whichever is more (16 bytes a count there, against about 300 in a dict; the merge copies the arrays,
@@ -27,8 +28,21 @@ import numpy as np
 from dasher_rnn.alphabet import BREAK, Alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR, DASHER_TOTAL, uniform_add
 
-RADIX = 128
-MAX_ORDER = 8
+RADIX = 128  # the key's base for an alphabet of up to 127 symbols
+WIDE_RADIX = 256  # for up to 255 (every alphabet: BREAK is 255)
+KEY_BITS = 63
+
+
+def radix_for(alphabet: Alphabet) -> int:
+    return RADIX if len(alphabet) < RADIX else WIDE_RADIX
+
+
+def max_order_for(alphabet: Alphabet) -> int:
+    """The highest order whose keys (order + 1 symbols) fit 63 bits: 8 for an alphabet of up to 127 symbols, else 6."""
+    bits = radix_for(alphabet).bit_length() - 1
+    return KEY_BITS // bits - 1
+
+
 PROBS_RESOLUTION = 1 << 24
 COMPACT_AT = 4096  # learned contexts held in the overlay before it is merged into the sorted arrays
 
@@ -41,7 +55,7 @@ def split_segments(ids: np.ndarray) -> list[np.ndarray]:
     return [p[1:] if i else p for i, p in enumerate(pieces) if len(p[1:] if i else p)]
 
 
-def _count_strings(segments: list[np.ndarray], max_order: int) -> tuple[np.ndarray, np.ndarray]:
+def _count_strings(segments: list[np.ndarray], max_order: int, radix: int = RADIX) -> tuple[np.ndarray, np.ndarray]:
     """Sorted keys and counts that sequential learning with update exclusion would produce."""
     segments = [s for s in segments if len(s)]
     if not segments:
@@ -56,7 +70,7 @@ def _count_strings(segments: list[np.ndarray], max_order: int) -> tuple[np.ndarr
         shifted = np.zeros(len(ids), np.int64)
         if length <= len(ids):
             shifted[length - 1 :] = ids[: len(ids) - length + 1]
-        key = key + shifted * RADIX ** (length - 1)
+        key = key + shifted * radix ** (length - 1)
         keys_by_len[length] = key
     all_keys, all_counts = [], []
     top = max_order + 1
@@ -65,7 +79,7 @@ def _count_strings(segments: list[np.ndarray], max_order: int) -> tuple[np.ndarr
     all_counts.append(c)
     for length in range(1, top):
         longer = np.unique(keys_by_len[length + 1][pos >= length])
-        k_ext, c_ext = np.unique(longer % RADIX**length, return_counts=True)
+        k_ext, c_ext = np.unique(longer % radix**length, return_counts=True)
         k_start, c_start = np.unique(keys_by_len[length][pos == length - 1], return_counts=True)
         k = np.union1d(k_ext, k_start)
         c = np.zeros(len(k), np.int64)
@@ -86,10 +100,10 @@ class PPMContext:
     def __init__(self, symbols: tuple[int, ...] = (), order: int = 0):
         self.symbols, self.order = symbols, order
 
-    def suffix_key(self, length: int) -> int:
+    def suffix_key(self, length: int, radix: int = RADIX) -> int:
         key = 0
         for s in self.symbols[len(self.symbols) - length :] if length else ():
-            key = key * RADIX + s + 1
+            key = key * radix + s + 1
         return key
 
 
@@ -107,10 +121,10 @@ class PPMModel:
 
     def __init__(self, alphabet: Alphabet, max_order: int = 5, alpha: int = 49, beta: int = 77,
                  default_context: str = ". "):
-        if len(alphabet) >= RADIX:
-            raise ValueError(f"PPM supports alphabets of up to {RADIX - 1} symbols")
-        if not 0 <= max_order <= MAX_ORDER:
-            raise ValueError(f"PPM order must be 0..{MAX_ORDER} (keys of order + 1 symbols fit 63 bits), not {max_order}")
+        if not 0 <= max_order <= max_order_for(alphabet):
+            raise ValueError(f"PPM order must be 0..{max_order_for(alphabet)} for {len(alphabet)} symbols (keys of "
+                             f"order + 1 symbols fit 63 bits), not {max_order}")
+        self.radix = radix_for(alphabet)
         self.alphabet = alphabet
         self.max_order, self.alpha, self.beta = max_order, alpha, beta
         self.default_context = default_context
@@ -125,8 +139,8 @@ class PPMModel:
     def _children(self, ctx_key: int) -> dict[int, int] | tuple[np.ndarray, np.ndarray]:
         if ctx_key in self._overlay:
             return self._overlay[ctx_key]
-        lo, hi = np.searchsorted(self._keys, [ctx_key * RADIX + 1, ctx_key * RADIX + RADIX])
-        return self._keys[lo:hi] - ctx_key * RADIX - 1, self._counts[lo:hi]
+        lo, hi = np.searchsorted(self._keys, [ctx_key * self.radix + 1, ctx_key * self.radix + self.radix])
+        return self._keys[lo:hi] - ctx_key * self.radix - 1, self._counts[lo:hi]
 
     def _children_arrays(self, ctx_key: int) -> tuple[np.ndarray, np.ndarray]:
         children = self._children(ctx_key)
@@ -145,7 +159,7 @@ class PPMModel:
     def _exists(self, ctx_key: int, symbol: int) -> bool:
         if ctx_key in self._overlay:
             return self._overlay[ctx_key].get(symbol, 0) > 0
-        key = ctx_key * RADIX + symbol + 1
+        key = ctx_key * self.radix + symbol + 1
         i = int(np.searchsorted(self._keys, key))
         return i < len(self._keys) and self._keys[i] == key
 
@@ -154,7 +168,7 @@ class PPMModel:
         """Stored counts (strings with a count above 0), the learned ones included."""
         n = len(self._keys)
         for ctx_key, children in self._overlay.items():  # an overlay context replaces its range of the arrays
-            lo, hi = np.searchsorted(self._keys, [ctx_key * RADIX + 1, ctx_key * RADIX + RADIX])
+            lo, hi = np.searchsorted(self._keys, [ctx_key * self.radix + 1, ctx_key * self.radix + self.radix])
             n += sum(1 for count in children.values() if count > 0) - int(hi - lo)
         return n
 
@@ -166,7 +180,7 @@ class PPMModel:
     def train_ids(self, ids: np.ndarray) -> int:
         segments = split_segments(ids)
         if not len(self._keys) and not self._overlay:
-            self._keys, self._counts = _count_strings(segments, self.max_order)
+            self._keys, self._counts = _count_strings(segments, self.max_order, self.radix)
         else:
             for segment in segments:
                 self._learn = PPMContext()
@@ -183,11 +197,11 @@ class PPMModel:
             keep = np.ones(len(keys), bool)
             added_keys, added_counts = [], []
             for ctx_key, children in self._overlay.items():
-                lo, hi = np.searchsorted(keys, [ctx_key * RADIX + 1, ctx_key * RADIX + RADIX])
+                lo, hi = np.searchsorted(keys, [ctx_key * self.radix + 1, ctx_key * self.radix + self.radix])
                 keep[lo:hi] = False
                 for symbol, count in children.items():
                     if count > 0:
-                        added_keys.append(ctx_key * RADIX + symbol + 1)
+                        added_keys.append(ctx_key * self.radix + symbol + 1)
                         added_counts.append(count)
             added = np.array(added_keys, np.int64)
             order = np.argsort(added)  # a sorted merge: no sort of the whole store
@@ -204,7 +218,7 @@ class PPMModel:
             raise ValueError(f"PPM snapshot is for order {max_order.tolist()}, not {self.max_order}")
         if keys.dtype != np.int64 or counts.dtype != np.int64 or keys.shape != counts.shape or keys.ndim != 1:
             raise ValueError("PPM snapshot arrays must be two int64 vectors of one length")
-        symbols = keys % RADIX - 1
+        symbols = keys % self.radix - 1
         if np.any(np.diff(keys) <= 0) or np.any(counts <= 0) or np.any((symbols < 0) | (symbols >= len(self.alphabet))):
             raise ValueError("PPM snapshot keys must be sorted, unique and for this alphabet, with positive counts")
         self._keys, self._counts, self._overlay = keys, counts, {}
@@ -227,7 +241,7 @@ class PPMModel:
         probe = PPMContext(ctx.symbols, 0)
         while order > 0:
             probe.symbols = ctx.symbols[len(ctx.symbols) - (order - 1) :] if order > 1 else ()
-            if self._exists(probe.suffix_key(order - 1), symbol):
+            if self._exists(probe.suffix_key(order - 1, self.radix), symbol):
                 break
             order -= 1
         return PPMContext(symbols, order)
@@ -240,7 +254,7 @@ class PPMModel:
         ctx = self._learn
         touched = []
         for order in range(ctx.order, -1, -1):  # update exclusion: stop where the symbol was known
-            key = ctx.suffix_key(order)
+            key = ctx.suffix_key(order, self.radix)
             children = self._touch(key)
             touched.append(key)
             if children.get(symbol, 0) > 0:
@@ -275,7 +289,7 @@ class PPMModel:
         to_spend = norm
         ctx = self._predict if ctx is None else ctx
         for order in range(ctx.order, -1, -1):
-            syms, counts = self._children_arrays(ctx.suffix_key(order))
+            syms, counts = self._children_arrays(ctx.suffix_key(order, self.radix))
             keep = counts > 0
             syms, counts = syms[keep], counts[keep]
             if not len(counts):
