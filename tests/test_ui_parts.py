@@ -230,6 +230,22 @@ def test_speech_says_the_message_or_the_last_finished_one(qapp, host, notices):
     assert "No speech available" in notices.notices["speech"]
 
 
+def test_speech_speaks_the_alphabets_language_or_says_it_has_no_voice(qapp, host, notices, monkeypatch):
+    controller = WritingController(writer_source("uniform"))
+    asked = []
+
+    class FakeSpeaker(Speaker):
+        def set_language(self, language: str) -> bool:
+            asked.append(language)
+            self.language_note = "espeak-ng has no voice for 'sw': the default voice speaks" if language == "sw" else ""
+            return not self.language_note
+
+    speech = SpeechPart(controller, notices, host, FakeSpeaker(commands=(), use_qt=False))
+    assert asked[-1] == controller.zoom.alphabet.language == "en" and notices.notices["speech"] == ""
+    speech.set_language("sw")
+    assert "no voice for 'sw'" in notices.notices["speech"]
+
+
 def test_looks_apply_the_preferences_and_remember_changes(qtbot, host, keeper):
     view = DasherView(WritingController(writer_source("uniform")).zoom.alphabet)
     panel = OutputPanel()

@@ -17,11 +17,17 @@ class SpeechPart:
         """``host`` is the window the Speak action belongs to; ``speaker`` defaults to the system's."""
         self.controller, self.notices = controller, notices
         self.speaker = speaker if speaker is not None else Speaker()
+        self.set_language(controller.zoom.alphabet.language)
         self.speak_action = make_action(host, "Speak", self.speak, "Ctrl+R", "Read the current message aloud")
         if not self.speaker.available:
             self.speak_action.setEnabled(False)
             self.speak_action.setToolTip(wrap_tip(self.speaker.reason))
             self.speak_action.setStatusTip(self.speaker.reason)
+
+    def set_language(self, language: str) -> None:
+        """Speak ``language`` (the alphabet's); a notice says when the system has no voice for it."""
+        self.speaker.set_language(language)
+        self.notices.set_notice("speech", f"Speak: {self.speaker.language_note}." if self.speaker.language_note else "")
 
     @property
     def available(self) -> bool:
