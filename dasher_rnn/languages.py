@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from dasher_rnn.alphabet import MAX_SYMBOLS, Alphabet, AlphabetError, load_alphabet
 from dasher_rnn.cldr import build, entries, find_language
@@ -71,6 +72,13 @@ def _shipped_models() -> dict[str, tuple[str, ...]]:
             continue
         models.setdefault(str(code), []).append(config_path.parent.name)
     return {k: tuple(v) for k, v in models.items()}
+
+
+def shipped_rnn(code: str) -> Path | None:
+    """The shipped RNN model folder that writes the language ``code`` (as ``find_language`` reads it), or None."""
+    found = find_language(code)
+    folders = _shipped_models().get(found or code, ())
+    return MODELS_DIR / folders[0] if folders else None
 
 
 def training_text(code: str) -> str | None:

@@ -124,6 +124,7 @@ class Preferences(BaseModel):
 
     alphabet: Name = "english"
     model: Name = "rnn"  # "rnn"; "ppm" and "hybrid" may come later
+    language: Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] = "en"  # what is written
     speed_bps: Speed = _ENGINE.speed_bps  # clamped into SPEED_RANGE, not reset
     auto_speed: bool = _ENGINE.auto_speed
     input: Literal[INPUTS] = "mouse"

@@ -8,7 +8,7 @@ adapts the RNN is built from what was read; a static RNN on onnxruntime reads on
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ class WriterConfig:
     adaptation: AdaptConfig = field(default_factory=AdaptConfig)  # how the RNN learns
     ppm_train: tuple[str, ...] = ()  # text PPM starts from (files or folders)
     alphabet: str | None = None  # ppm and uniform (the RNN predicts its own)
+    language: str | None = None  # a language code: its alphabet, and the RNN that writes it (``for_language``)
     backend: str = "auto"  # auto | onnx | torch | cuda (an adapting RNN: onnx only with the fused int8 export)
     threads: int | None = None
     budget: int = 3000  # cached context states
@@ -64,6 +65,34 @@ def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, m
     return model, files
 
 
+def for_language(config: WriterConfig) -> tuple[WriterConfig, str | None]:
+    """``config`` with its language resolved: the language's alphabet for PPM and uniform, the shipped RNN that writes
+    it, and where none does, PPM alone in place of the hybrid (an RNN asked for by name is an error); with a notice
+    saying so, or None. An unknown language raises AlphabetError.
+
+    Each language keeps its own profile, named after the person's with the language's code (``anna.de``; English
+    keeps the plain name): what a model learned is tied to its alphabet and its weights, so one language's learning
+    cannot be another's, and a person who writes in two languages switches without losing either."""
+    code = config.language
+    if not code:
+        return config, None
+    from dasher_rnn.languages import language_alphabet, shipped_rnn
+
+    alphabet = language_alphabet(code)
+    if config.profile is not None and alphabet.language not in ("", "en"):
+        config = replace(config, profile=f"{config.profile}.{alphabet.language}")
+    if config.model not in ("rnn", "hybrid") or config.model_dir is not None:
+        return replace(config, alphabet=config.alphabet or alphabet.name), None
+    folder = shipped_rnn(alphabet.language or code)
+    if folder is not None:
+        return replace(config, model_dir=folder), None
+    if config.model == "rnn":
+        raise ValueError(f"no RNN writes {code!r} yet (`dasher-rnn languages` lists those that do): "
+                         "--model ppm writes it, learning as you write")
+    notice = f"no RNN writes {code!r} yet: PPM alone predicts, learning as you write"
+    return replace(config, model="ppm", alphabet=alphabet.name), notice
+
+
 def _stateful(config: WriterConfig) -> bool:
     """Whether the RNN needs a writing session (it learns, or may: a profile can be resumed later)."""
     return config.model in ("rnn", "hybrid") and (config.adapt or config.profile is not None)
@@ -76,22 +105,23 @@ def build_writer(config: WriterConfig, trained_ppm=None) -> Writer:
 
     if config.model not in MODELS:
         raise ValueError(f"unknown model {config.model!r} (choose from {', '.join(MODELS)})")
+    config, notice = for_language(config)
     store, lock = None, None
     if config.profile is not None:
         store = ProfileStore(config.profiles_dir)
         lock = store.lock(config.profile) if not config.read_only else None
     try:
-        return _build(config, store, lock, trained_ppm)
+        return _build(config, store, lock, trained_ppm, notice)
     except BaseException:
         if lock is not None:
             lock.release()
         raise
 
 
-def _build(config: WriterConfig, store, lock, trained_ppm) -> Writer:
+def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = None) -> Writer:
     from dasher_rnn.adapt.profiles import ProfileError
 
-    saved, notice = None, None
+    saved = None
     if store is not None:
         try:
             saved = store.load(config.profile)

@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     overrides = _app_input_prefs(args)
     if args.output is not None:
         overrides["output"] = args.output
+    if args.language is not None:
+        overrides["language"] = args.language
     from dasher_rnn.ui.app import run_app
 
     return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings,

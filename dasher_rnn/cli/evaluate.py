@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from dasher_rnn.cli.options import DYNAMIC_EVAL, add_profiles_dir, config_default
-from dasher_rnn.paths import DEFAULT_MODEL_DIR
+from dasher_rnn.cli.options import DYNAMIC_EVAL, add_language, add_profiles_dir, config_default
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="bits per character of a model on phrase files (one message per line)")
     p.add_argument("files", nargs="+", help="phrase files, one message per line")
     p.add_argument("--model", default="rnn", choices=["rnn", "ppm", "hybrid", "uniform"], help="which model to score")
-    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model directory (default: shipped)")
+    p.add_argument("--model-dir", default=None, help="RNN model directory (default: the shipped one for the language)")
+    add_language(p)
     p.add_argument("--train", action="append", default=[], metavar="PATH",
                    help="PPM (or the hybrid's PPM) training text file or folder (repeatable)")
     p.add_argument("--alphabet", default=None, help="alphabet (PPM; default english; the RNN uses its own)")
@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         model=args.model, model_dir=args.model_dir, profile=args.profile, profiles_dir=args.profiles_dir,
         adapt=adaptive, adaptation=AdaptConfig(rule=args.rule, eta=eta, lam=args.lam, segment=args.segment,
                                                method=args.method, feed=args.feed, units=args.units),
-        ppm_train=tuple(args.train), alphabet=args.alphabet, backend=args.backend, threads=args.threads,
+        ppm_train=tuple(args.train), alphabet=args.alphabet, language=args.language, backend=args.backend,
+        threads=args.threads,
         zero_state=args.zero_state, floor=args.floor, replace_errors=args.replace_errors, read_only=True)
     first = build_writer(config)  # the model folder and PPM's training text are read once
     description = first.description

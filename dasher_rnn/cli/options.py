@@ -9,8 +9,6 @@ import functools
 import importlib
 from typing import Any
 
-from dasher_rnn.paths import DEFAULT_MODEL_DIR
-
 # the config dataclasses that commands fill, as "module:class" (read only when a default is needed)
 TRAIN = "dasher_rnn.lm.train:TrainConfig"
 RNN = "dasher_rnn.lm.rnn:RNNConfig"
@@ -111,11 +109,18 @@ def add_profiles_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profiles-dir", default=None, help=PROFILES_DIR_HELP)
 
 
+def add_language(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--language", default=None, metavar="CODE",
+                   help="the language written (de, fr, ar...: `dasher-rnn languages` lists them): its alphabet, and the "
+                        "RNN that writes it where one ships, else PPM alone (default: English)")
+
+
 def add_model_choice(p: argparse.ArgumentParser) -> None:
     """The predictor options shared by the app and the simulator."""
     p.add_argument("--model", default="hybrid", choices=["hybrid", "rnn", "ppm", "uniform"],
                    help="hybrid (default): the adapting RNN mixed with an adaptive PPM; rnn or ppm alone; uniform")
-    p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
+    p.add_argument("--model-dir", default=None, help="RNN model folder (default: the shipped one for the language)")
+    add_language(p)
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
                    help="PPM training text file or folder (repeatable)")
     p.add_argument("--profile", default=None, help="adaptation profile to load and save")

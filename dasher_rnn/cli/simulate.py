@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
     phrases = args.text or [line for line in read_text(args.file).splitlines() if line.strip()]
     writer = build_writer(WriterConfig(model=args.model, model_dir=args.model_dir, ppm_train=tuple(args.ppm_train),
-                                       adapt=not args.no_adapt, profile=args.profile, backend=args.backend))
+                                       language=args.language, adapt=not args.no_adapt, profile=args.profile,
+                                       backend=args.backend))
     source = WriterSource(writer)
     try:
         phrases = [normalise(p, writer.alphabet) for p in phrases][: args.lines or None]

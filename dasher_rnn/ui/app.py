@@ -46,11 +46,12 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     store = SettingsStore(Path(settings_path) if settings_path is not None else None)
     prefs = store.load().updated(**(prefs_overrides or {}))
     adapt = adapt and prefs.adaptation
+    language = prefs.language if prefs.language != "en" else None
     try:
         source = WriterSource(build_writer(WriterConfig(
-            model=model, model_dir=model_dir, ppm_train=tuple(ppm_train or ()), adapt=adapt,
+            model=model, model_dir=model_dir, ppm_train=tuple(ppm_train or ()), adapt=adapt, language=language,
             profile=profile or prefs.profile,  # used even while adaptation is off: it can be switched on
-            alphabet=None if model in ("rnn", "hybrid") else prefs.alphabet)), prefs.start_lower_share)
+            alphabet=None if model in ("rnn", "hybrid") or language else prefs.alphabet)), prefs.start_lower_share)
     except Exception as exc:  # whatever went wrong, the user gets a message, not a traceback
         log.debug("loading the %s model failed", model, exc_info=True)
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")

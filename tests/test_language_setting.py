@@ -1,0 +1,68 @@
+"""One language setting: it picks the alphabet, the RNN that writes the language (or PPM alone), and the profile."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dasher_rnn.adapt.compose import WriterConfig, build_writer, for_language
+from dasher_rnn.alphabet import AlphabetError
+from dasher_rnn.cli import main
+from dasher_rnn.paths import MODELS_DIR
+
+
+def test_a_language_without_an_rnn_is_written_by_ppm_alone_into_its_own_profile():
+    config, notice = for_language(WriterConfig(model="hybrid", language="de", profile="anna"))
+    assert (config.model, config.alphabet, config.profile) == ("ppm", "de", "anna.de")
+    assert "no RNN writes 'de'" in notice
+    with pytest.raises(ValueError, match="no RNN writes 'de'"):
+        for_language(WriterConfig(model="rnn", language="de"))
+    with pytest.raises(AlphabetError, match="unknown language"):
+        for_language(WriterConfig(language="xx-nonsense"))
+
+
+def test_english_keeps_its_rnn_and_its_profile_name():
+    config, notice = for_language(WriterConfig(model="hybrid", language="en", profile="anna"))
+    assert config.model == "hybrid" and config.model_dir == MODELS_DIR / "english-lstm" and config.profile == "anna"
+    assert notice is None
+    assert for_language(WriterConfig(model="hybrid"))[0] == WriterConfig(model="hybrid")  # no language: as before
+
+
+def test_a_writer_in_german_predicts_german_letters_and_says_why_ppm_alone(tmp_path):
+    writer = build_writer(WriterConfig(model="hybrid", language="de", profile="anna", profiles_dir=tmp_path))
+    try:
+        assert writer.model == "ppm" and writer.alphabet.language == "de" and "ü" in writer.alphabet
+        status = writer.status()
+        assert status.profile == "anna.de" and "no RNN writes 'de'" in status.notice
+        writer.commit("Schöne Grüße!\n")
+        writer.save()
+    finally:
+        writer.close()
+    assert (tmp_path / "anna.de").is_dir() and not (tmp_path / "anna").exists()
+
+
+def test_eval_and_simulate_take_a_language(tmp_path, capsys):
+    phrases = tmp_path / "de.txt"
+    phrases.write_text("Schöne Grüße\nWie geht es dir?\n", encoding="utf-8")
+    assert main(["eval", "--model", "ppm", "--language", "de", str(phrases), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["overall"]["skipped"] == 0 and report["overall"]["chars"] == len("Schöne GrüßeWie geht es dir?")
+    assert main(["simulate", "--model", "ppm", "--language", "de", "--text", "Grüße", "--fps", "30", "--json",
+                 "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["phrases"], summary["failed"], summary["characters"]) == (1, 0, 5)  # ü and ß written
+
+
+def test_the_app_takes_the_language_from_the_command_line_or_the_preferences(monkeypatch):
+    import dasher_rnn.ui.app as app
+    from dasher_rnn.settings import Preferences
+
+    seen: dict = {}
+    monkeypatch.setattr(app, "run_app", lambda *a, **k: seen.update(k) or 0)
+    monkeypatch.setattr("dasher_rnn.ui.preflight.app_problem", lambda: None)
+    assert main(["app", "--language", "fr"]) == 0
+    assert seen["prefs_overrides"]["language"] == "fr"
+    assert Preferences().language == "en" and Preferences().updated(language="pt-BR").language == "pt-BR"
+    with pytest.raises(ValueError):
+        Preferences().updated(language="../etc")
