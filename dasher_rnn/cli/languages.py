@@ -7,7 +7,7 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("languages", help="every language that can be written: its code (for --alphabet), script, "
+    p = sub.add_parser("languages", help="every language that can be written: its code (for --language), script, "
                                          "direction, symbols, and whether a PPM text and an RNN ship for it")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.set_defaults(func=run)
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{language.code:<10}{language.name[:27]:<28}{language.script:<8}{language.orientation:<5}{symbols:>8}  "
               f"{ppm:<26}{rnn}")
     cut = [language.code for language in found if language.kept < language.letters]
-    print(f"{len(found)} languages; every one has an alphabet (dasher-rnn ... --alphabet CODE).")
+    print(f"{len(found)} languages; every one has an alphabet (dasher-rnn app, eval, simulate --language CODE).")
     if cut:
         print(f"* more letters than an alphabet holds: the most frequent kept ({', '.join(cut)}).")
     return 0
