@@ -65,6 +65,12 @@ def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, m
     return model, files
 
 
+def language_profile(profile: str, language: str) -> str:
+    """The profile that keeps what ``profile``'s person writes in ``language`` (a code): ``anna.de``; English (or no
+    language) keeps the plain name."""
+    return profile if language in ("", "en") else f"{profile}.{language}"
+
+
 def for_language(config: WriterConfig) -> tuple[WriterConfig, str | None]:
     """``config`` with its language resolved: the language's alphabet for PPM and uniform, the shipped RNN that writes
     it, and where none does, PPM alone in place of the hybrid (an RNN asked for by name is an error); with a notice
@@ -79,8 +85,8 @@ def for_language(config: WriterConfig) -> tuple[WriterConfig, str | None]:
     from dasher_rnn.languages import language_alphabet, shipped_rnn
 
     alphabet = language_alphabet(code)
-    if config.profile is not None and alphabet.language not in ("", "en"):
-        config = replace(config, profile=f"{config.profile}.{alphabet.language}")
+    if config.profile is not None:
+        config = replace(config, profile=language_profile(config.profile, alphabet.language))
     if config.model not in ("rnn", "hybrid") or config.model_dir is not None:
         return replace(config, alphabet=config.alphabet or alphabet.name), None
     folder = shipped_rnn(alphabet.language or code)

@@ -74,8 +74,13 @@ class DasherClient:
         may see of the open sessions (never their ids: a session's id is known only to the client that opened it)."""
         return self.call("GET", "/v1/sessions")
 
-    def open_session(self, profile: str | None = None, adapt: bool = True, model: str = "hybrid") -> ClientSession:
-        info = self.call("POST", "/v1/sessions", {"profile": profile, "adapt": adapt, "model": model})
+    def open_session(self, profile: str | None = None, adapt: bool = True, model: str = "hybrid",
+                     language: str | None = None) -> ClientSession:
+        """A session; ``language`` (a code: de, fr...) writes that language (``info["alphabet"]`` is its symbols)."""
+        body: dict[str, object] = {"profile": profile, "adapt": adapt, "model": model}
+        if language is not None:
+            body["language"] = language
+        info = self.call("POST", "/v1/sessions", body)
         return ClientSession(self, info)
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from dasher_rnn import __version__
+from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.api import schemas as s
 from dasher_rnn.api.lifetime import within
 from dasher_rnn.api.limits import check_count, check_text
@@ -38,13 +39,17 @@ def health(registry: Registry) -> dict:
             "uptime_s": round(time.time() - registry.started, 3)}
 
 
+def alphabet_info(alphabet: Alphabet) -> dict:
+    return {"name": alphabet.name, "symbols": alphabet.symbols, "size": len(alphabet),
+            "groups": [{"name": g.name, "symbols": g.symbols} for g in alphabet.groups]}
+
+
 def model_info(registry: Registry) -> dict:
     config, alphabet = registry.config, registry.alphabet
     base = registry.base
     return {
         "model": registry.model_dir.name,
-        "alphabet": {"name": alphabet.name, "symbols": alphabet.symbols, "size": len(alphabet),
-                     "groups": [{"name": g.name, "symbols": g.symbols} for g in alphabet.groups]},
+        "alphabet": alphabet_info(alphabet),
         "architecture": config.get("architecture", {}),
         "validation_bpc": config.get("validation_bpc"),
         "total": DASHER_TOTAL,
@@ -62,12 +67,14 @@ async def predict(registry: Registry, req: s.PredictRequest) -> dict:
 
 
 async def open_session(registry: Registry, req: s.SessionCreate) -> dict:
-    return session_info(await registry.open(req.profile, req.adapt, req.model))
+    return session_info(await registry.open(req.profile, req.adapt, req.model, req.language))
 
 
 def session_info(session: ApiSession) -> dict:
-    """The session's state and what its user should know (``notice``)."""
-    return {**session.info(), "notice": session.notice}
+    """The session's state, its language and alphabet, and what its user should know (``notice``)."""
+    alphabet = session.alphabet
+    return {**session.info(), "language": alphabet.language, "alphabet": alphabet_info(alphabet),
+            "notice": session.notice}
 
 
 async def create_context(session: ApiSession, req: s.ContextCreate) -> dict:

@@ -17,13 +17,22 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dasher_rnn.adapt.compose import DASHER_PPM_ORDER, HYBRID_PPM_ORDER, WriterConfig, build_ppm, build_writer
+from dasher_rnn.adapt.compose import (
+    DASHER_PPM_ORDER,
+    HYBRID_PPM_ORDER,
+    WriterConfig,
+    build_ppm,
+    build_writer,
+    language_profile,
+)
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
 from dasher_rnn.adapt.writer import Writer
+from dasher_rnn.alphabet import AlphabetError
 from dasher_rnn.api.lifetime import Lifetime
 from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
 from dasher_rnn.api.sessions import ApiSession, release_when_done, wait
+from dasher_rnn.languages import language_alphabet
 from dasher_rnn.lm.model_io import read_checked_config
 from dasher_rnn.predictor.service import Distribution
 
@@ -53,9 +62,11 @@ class Registry:
         self.clock = clock  # seconds, for idle timeouts (``time.monotonic``; tests pass their own)
 
     def _config(self, **values: object) -> WriterConfig:
-        extra = {"adaptation": self.adapt_config} if self.adapt_config is not None else {}
-        return WriterConfig(model_dir=self.model_dir, profiles_dir=self.profiles_dir, ppm_train=self.ppm_train,
-                            backend=self.backend, threads=self.threads, budget=self.budget, **extra, **values)
+        defaults: dict[str, object] = {"model_dir": self.model_dir, "ppm_train": self.ppm_train}
+        if self.adapt_config is not None:
+            defaults["adaptation"] = self.adapt_config
+        return WriterConfig(profiles_dir=self.profiles_dir, backend=self.backend, threads=self.threads,
+                            budget=self.budget, **{**defaults, **values})
 
     # -- lifetime --------------------------------------------------------------------
     def load(self) -> None:
@@ -107,11 +118,20 @@ class Registry:
                 for s in self.sessions.values()]
         return {"open": len(rows), "max_sessions": self.limits.max_sessions, "sessions": rows}
 
-    async def open(self, profile: str | None, adapt: bool = True, model: str = "hybrid") -> ApiSession:
+    async def open(self, profile: str | None, adapt: bool = True, model: str = "hybrid",
+                   language: str | None = None) -> ApiSession:
+        """A new session; with ``language``, in that language (its alphabet, RNN or PPM alone, its own profile)."""
         closing = self.lifetime.closing
+        asked, code = profile, None
+        if language is not None:
+            try:
+                code = language_alphabet(language).language or None
+            except AlphabetError as exc:
+                raise ApiError(422, "unknown_language", str(exc)) from None
         if profile is not None:
             try:
                 check_name(profile)
+                profile = check_name(language_profile(profile, code or ""))  # the profile it learns into
             except ProfileError as exc:
                 raise ApiError(422, "invalid_profile", str(exc)) from None
             if any(s.profile == profile for s in self.sessions.values()):
@@ -127,7 +147,7 @@ class Registry:
         key = profile if profile is not None else f"\x00{secrets.token_hex(8)}"
         self._opening[key] = key
         try:
-            session = await asyncio.to_thread(self._load, profile, adapt, model)
+            session = await asyncio.to_thread(self._load, asked, adapt, model, code)
         except ProfileInUse as exc:
             raise ApiError(409, "profile_in_use", str(exc)) from None
         finally:
@@ -148,10 +168,17 @@ class Registry:
                 self._ppm[model] = build_ppm(self.ppm_train, self.alphabet.name, order)[0]
             return self._ppm[model]
 
-    def _load(self, profile: str | None, adapt: bool, model: str = "hybrid") -> ApiSession:
-        trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
-        writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
-        return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, profile, self.clock)
+    def _load(self, profile: str | None, adapt: bool, model: str = "hybrid", language: str | None = None) -> ApiSession:
+        if language is not None and language != "en":  # the server's PPM text and RNN are English: the language's own
+            try:
+                writer = build_writer(self._config(model=model, profile=profile, adapt=adapt, language=language,
+                                                   model_dir=None, ppm_train=()))
+            except ValueError as exc:  # an RNN asked for where none writes the language
+                raise ApiError(422, "no_model", str(exc)) from None
+        else:
+            trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
+            writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
+        return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, writer.status().profile, self.clock)
 
     async def close(self, sid: str, save: bool = True) -> dict:
         session = self.get(sid)

@@ -31,6 +31,11 @@ class SessionCreate(Strict):
     model: SessionModel = Field(
         "hybrid", description="'hybrid': the RNN mixed with an adaptive PPM that remembers the user's words (kept with "
                            "the profile); 'ppm': that PPM alone (Dasher's PPM, order 8)")
+    language: str | None = Field(
+        None, pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$",
+        description="the language written (a code `dasher-rnn languages` lists: de, fr, ar...): its alphabet, the RNN "
+                    "that writes it where one ships, else PPM alone (the session's model and notice say so), and a "
+                    "profile of its own (PROFILE.de); none: the server's model and alphabet")
 
 
 class ContextSpec(Strict):
@@ -229,6 +234,8 @@ class SessionInfo(Reply):
     session: str
     profile: str | None
     model: SessionModel
+    language: str = Field(description="the language the session writes ('' where its alphabet names none)")
+    alphabet: AlphabetInfo = Field(description="the session's alphabet: its distributions are in this symbol order")
     adapt: bool
     contexts: int = Field(description="context handles held")
     backend: str | None = Field(description="the session's RNN predictor backend (null for ppm sessions: no RNN)")
