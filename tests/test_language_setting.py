@@ -66,3 +66,24 @@ def test_the_app_takes_the_language_from_the_command_line_or_the_preferences(mon
     assert Preferences().language == "en" and Preferences().updated(language="pt-BR").language == "pt-BR"
     with pytest.raises(ValueError):
         Preferences().updated(language="../etc")
+
+
+def test_the_tutorial_practises_in_the_language_written(qtbot, tmp_path, monkeypatch):
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.practice import PHRASES, practice_phrases
+    from tests.conftest import writer_source
+
+    assert practice_phrases(load_alphabet("english")) == PHRASES
+    assert practice_phrases(load_alphabet("fr")) == ("bonjour", "oui merci", "à bientôt")
+    swahili = load_alphabet("sw")  # no phrases written here: the alphabet's own letters
+    assert all(ch in swahili for phrase in practice_phrases(swahili) for ch in phrase)
+    monkeypatch.setenv("DASHER_RNN_CONFIG", str(tmp_path / "settings.json"))
+    store = SettingsStore()
+    window = MainWindow(WritingController(writer_source("ppm", language="de")), store, store.load(), start_timer=False)
+    qtbot.addWidget(window)
+    dialog = window.open_tutorial(start_timer=False)
+    assert dialog is not None and dialog.phrases == ("hallo", "ja bitte", "bis bald")
+    dialog.reject()

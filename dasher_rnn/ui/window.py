@@ -34,6 +34,7 @@ from dasher_rnn.ui.widgets import make_action
 from dasher_rnn.zoom.control import CONTROL_ITEMS, Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.model import Frame
+from dasher_rnn.zoom.practice import practice_phrases
 
 FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these
 
@@ -244,7 +245,8 @@ class MainWindow(QMainWindow):
         self._frames_were_running = self.writing.pause_frames()
         self.splitter.setEnabled(False)  # the canvas waits too (with direct output the tutorial is not modal)
         dialog = self.tutorial = TutorialDialog(self.controller.writer, self.keeper.prefs, self.controller.speed_bps,
-                                                self.input.gaze, self, start_timer=start_timer)
+                                                self.input.gaze, self, start_timer=start_timer,
+                                                phrases=practice_phrases(self.controller.zoom.alphabet))
         dialog.finished.connect(self._tutorial_closed)
         dialog.setGeometry(self.geometry())
         if self.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus:  # direct output: the focus stays put

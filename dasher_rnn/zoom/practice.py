@@ -12,15 +12,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.zoom.controller import SPEED_RANGE, MessageStats
 from dasher_rnn.zoom.model import Box, ZoomModel
 
 PHRASES = ("hello", "yes please", "see you soon")  # short, lower case, common: the first hour's phrases
+PHRASES_BY_LANGUAGE = {  # the same three in the languages written here so far
+    "en": PHRASES,
+    "de": ("hallo", "ja bitte", "bis bald"),
+    "fr": ("bonjour", "oui merci", "à bientôt"),
+    "es": ("hola", "sí por favor", "hasta pronto"),
+    "it": ("ciao", "sì grazie", "a presto"),
+    "pt": ("olá", "sim obrigado", "até logo"),
+    "nl": ("hallo", "ja graag", "tot straks"),
+    "pl": ("cześć", "tak proszę", "do zobaczenia"),
+    "ar": ("مرحبا", "نعم شكرا", "مع السلامة"),
+    "he": ("שלום", "כן תודה", "להתראות"),
+}
 AHEAD = 3  # characters of the path shown: the next box and the two after it
 FASTER_RATE = 0.75  # reached this share of the speed ...
 FASTER_CORRECTIONS = 0.1  # ... backing out of at most this many characters per character: try faster
 SLOWER_CORRECTIONS = 0.25  # backed out of more than this per character: slower
 STEP = 1.25  # a suggestion moves the speed by this factor
+
+
+def practice_phrases(alphabet: Alphabet) -> tuple[str, ...]:
+    """The tutorial's phrases in the alphabet's language; for a language without them here, three short runs of the
+    alphabet's own first letters (steering practice all the same)."""
+    written = [p for p in PHRASES_BY_LANGUAGE.get(alphabet.language or "en", ()) if all(ch in alphabet for ch in p)]
+    if written:
+        return tuple(written)
+    letters = alphabet.groups[0].symbols
+    return tuple(letters[i : i + 3] for i in range(0, 9, 3) if letters[i : i + 3])
 
 
 @dataclass(frozen=True)
