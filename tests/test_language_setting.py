@@ -87,3 +87,43 @@ def test_the_tutorial_practises_in_the_language_written(qtbot, tmp_path, monkeyp
     dialog = window.open_tutorial(start_timer=False)
     assert dialog is not None and dialog.phrases == ("hallo", "ja bitte", "bis bald")
     dialog.reject()
+
+
+def test_the_window_switches_language_without_a_restart(qtbot, tmp_path, monkeypatch):
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.sources import WriterSource
+    from tests.test_ui import steer
+
+    monkeypatch.setenv("DASHER_RNN_CONFIG", str(tmp_path / "settings.json"))
+    built: list = []
+
+    def language_source(code: str) -> WriterSource:
+        source = WriterSource(build_writer(WriterConfig(model="ppm", language=code, profile="anna",
+                                                        profiles_dir=tmp_path / "profiles")))
+        built.append(source)
+        return source
+
+    store = SettingsStore()
+    window = MainWindow(WritingController(language_source("en")), store, store.load(), start_timer=False,
+                        language_source=language_source)
+    qtbot.addWidget(window)
+    window.resize(760, 700)
+    window.show()
+    window.writing.toggle_running()
+    steer(window, "hi")
+    english = built[0].writer
+    dialog = window.preferences_dialog()
+    qtbot.addWidget(dialog)
+    dialog.language.buttons["he"].click()  # from the Preferences, by pointer alone
+    c = window.controller
+    assert c.zoom.alphabet.language == "he" and window.view.alphabet.orientation == "rtl"
+    assert c.history == "hi\n" and c.zoom.output == ""  # the English message was finished, not lost
+    assert window.keeper.prefs.language == "he" and c.writer.status().profile == "anna.he"
+    assert english.closed and (tmp_path / "profiles" / "anna").is_dir()  # what English learned was saved
+    assert "עברית" in dialog.language_message.text()
+    assert window.set_language("zz-nonsense") is False and "could not write" in window.status.notice.lower()
+    assert c.zoom.alphabet.language == "he"  # nothing changed
+    window.set_language("en")
+    assert c.zoom.alphabet.language == "en" and c.writer.status().profile == "anna"

@@ -46,18 +46,26 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     store = SettingsStore(Path(settings_path) if settings_path is not None else None)
     prefs = store.load().updated(**(prefs_overrides or {}))
     adapt = adapt and prefs.adaptation
-    language = prefs.language if prefs.language != "en" else None
-    try:
-        source = WriterSource(build_writer(WriterConfig(
-            model=model, model_dir=model_dir, ppm_train=tuple(ppm_train or ()), adapt=adapt, language=language,
+
+    def language_source(code: str) -> WriterSource:
+        """The source that writes ``code`` ("en": English), with this run's options; the model folder and PPM text
+        given on the command line are for the language the app started in."""
+        language = code if code != "en" else None
+        started_in = code == prefs.language
+        return WriterSource(build_writer(WriterConfig(
+            model=model, model_dir=model_dir if started_in else None,
+            ppm_train=tuple(ppm_train or ()) if started_in else (), adapt=adapt, language=language,
             profile=profile or prefs.profile,  # used even while adaptation is off: it can be switched on
             alphabet=None if model in ("rnn", "hybrid") or language else prefs.alphabet)), prefs.start_lower_share)
+
+    try:
+        source = language_source(prefs.language)
     except Exception as exc:  # whatever went wrong, the user gets a message, not a traceback
         log.debug("loading the %s model failed", model, exc_info=True)
         QMessageBox.critical(None, "dasher-rnn", f"Could not load the {model!r} model:\n\n{exc}")
         return 2
     controller = WritingController(source, prefs.controller_config())
-    window = MainWindow(controller, store, prefs, journal=Journal())
+    window = MainWindow(controller, store, prefs, journal=Journal(), language_source=language_source)
     window.show_sized_to_screen()
     if not prefs.tutorial_done:  # the first start: learn to steer before writing
         QTimer.singleShot(0, window.open_tutorial)

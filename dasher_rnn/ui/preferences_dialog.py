@@ -8,6 +8,8 @@ are rows of large buttons, and the pages are large tabs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
@@ -36,6 +38,9 @@ from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPE
 INPUT_CHOICES = tuple((name, "Tobii" if name == "tobii" else label) for name, label in INPUT_LABELS.items())
 SCHEME_CHOICES = tuple(SCHEME_LABELS.items())
 OUTPUT_CHOICES = (("panel", "This window only"), ("direct", "Type into the focused program"))
+# the languages offered as buttons (each in its own name); any other is chosen with `dasher-rnn app --language CODE`
+LANGUAGE_CHOICES = (("en", "English"), ("de", "Deutsch"), ("fr", "Français"), ("es", "Español"), ("it", "Italiano"),
+                    ("pt", "Português"), ("nl", "Nederlands"), ("pl", "Polski"), ("ar", "العربية"), ("he", "עברית"))
 
 
 def _page(*rows: QWidget) -> QWidget:
@@ -67,12 +72,15 @@ def _close_button(dialog: QDialog) -> QPushButton:
 
 
 class PreferencesDialog(QDialog):
-    """Speed, input, stopping and pausing, looks, learning and output, one tab each; changes apply at once."""
+    """Speed, input, stopping and pausing, looks, learning, output and language, one tab each; changes apply at once."""
 
     def __init__(self, controller: WritingController, keeper: PrefsKeeper, *, writing: WritingPart, input: InputPart,
-                 looks: LooksPart, learning: LearningPart, output: OutputPart, parent: QWidget | None = None) -> None:
-        """The window's parts that own the settings shown here; ``keeper`` holds the preferences in effect."""
+                 looks: LooksPart, learning: LearningPart, output: OutputPart,
+                 switch_language: Callable[[str], bool] | None = None, parent: QWidget | None = None) -> None:
+        """The window's parts that own the settings shown here; ``keeper`` holds the preferences in effect;
+        ``switch_language`` writes another language from now on (False when it cannot)."""
         super().__init__(parent)
+        self.switch_language = switch_language
         self.controller, self.keeper = controller, keeper
         self.writing, self.input_part, self.looks, self.learning, self.output_part = writing, input, looks, learning, output
         self.setWindowTitle("Preferences")
@@ -188,7 +196,8 @@ class PreferencesDialog(QDialog):
 
         self.tabs = QTabWidget()
         for page, name in ((speed_page, "Speed"), (input_page, "Input"), (stop_page, "Stopping"),
-                           (looks_page, "Looks"), (learning_page, "Learning"), (output_page, "Output")):
+                           (looks_page, "Looks"), (learning_page, "Learning"), (output_page, "Output"),
+                           (self._language_page(), "Language")):
             self.tabs.addTab(page, name)
         note = QLabel("Changes apply at once and are kept for the next start.")
         note.setObjectName("explanation")
@@ -200,6 +209,32 @@ class PreferencesDialog(QDialog):
         layout.addLayout(bottom)
         self.resize(1000, 860)
         fit_to_screen(self)
+        self.refresh()
+
+    def _language_page(self) -> QWidget:
+        current = self.controller.zoom.alphabet.language or self.keeper.prefs.language
+        choices = list(LANGUAGE_CHOICES) + ([(current, current)] if current not in dict(LANGUAGE_CHOICES) else [])
+        self.language = Choice(choices, current, columns=3)
+        self.language.chosen.connect(self._on_language)
+        self.language.setEnabled(self.switch_language is not None)
+        self.language_message = QLabel("")
+        self.language_message.setWordWrap(True)
+        self.language_message.setObjectName("explanation")
+        return _page(
+            setting_row("Language", "The language you write: its letters, the direction of writing, the voice that "
+                        "speaks, and what the model has learned of your writing in it (each language keeps its own). "
+                        "The current message is finished first. Any of the 330 languages of `dasher-rnn languages` "
+                        "can be chosen with dasher-rnn app --language CODE.", self.language),
+            self.language_message)
+
+    def _on_language(self, code: str) -> None:
+        if self.switch_language is None or code == self.controller.zoom.alphabet.language:
+            return
+        if self.switch_language(code):
+            self.language_message.setText(f"Writing {self.language.buttons[code].text()} now.")
+        else:
+            self.language_message.setText(f"{code} could not be written: the status bar says why.")
+            self.language.set_value(self.controller.zoom.alphabet.language or "en")
         self.refresh()
 
     # -- showing what is in effect ---------------------------------------------------------------

@@ -8,6 +8,8 @@ figures, the control box's actions, the tutorial, the dialogs and closing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar, QWidget
@@ -35,22 +37,25 @@ from dasher_rnn.zoom.control import CONTROL_ITEMS, Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import practice_phrases
+from dasher_rnn.zoom.sources import WriterSource
 
 FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these
 
 
 class MainWindow(QMainWindow):
     def __init__(self, controller: WritingController, store: SettingsStore, prefs: Preferences,
-                 start_timer: bool = True, parent: QWidget | None = None, journal: Journal | None = None) -> None:
+                 start_timer: bool = True, parent: QWidget | None = None, journal: Journal | None = None,
+                 language_source: Callable[[str], WriterSource] | None = None) -> None:
         """``controller`` is built from ``prefs.controller_config()``; ``prefs`` are what ``store`` loaded;
-        ``journal`` keeps the text safe on disk as it is written (the app always gives one)."""
+        ``journal`` keeps the text safe on disk as it is written (the app always gives one); ``language_source``
+        builds the source that writes a language (a code), for switching without a restart."""
         super().__init__(parent)
-        self.controller, self.journal = controller, journal
+        self.controller, self.journal, self.language_source = controller, journal, language_source
         self.tutorial: TutorialDialog | None = None
         self._dialog: QDialog | None = None  # the Preferences, Profile or Help dialog last opened
         self._closed = False
         self._frames_were_running = False  # before the tutorial opened
-        self.setWindowTitle(f"dasher-rnn ({getattr(controller.source, 'name', 'model')})")
+        self._show_title()
 
         self.view = DasherView(controller.zoom.alphabet)
         self.panel = OutputPanel()
@@ -224,6 +229,42 @@ class MainWindow(QMainWindow):
         self.writing.follow_speed()
 
     # -- the window -------------------------------------------------------------------------------
+    def _show_title(self) -> None:
+        self.setWindowTitle(f"dasher-rnn ({getattr(self.controller.source, 'name', 'model')})")
+
+    def set_language(self, code: str) -> bool:
+        """Write ``code``'s language from now on, without a restart: the message is finished, the old Writer saves
+        its profile and closes, and every part follows the new one (alphabet, direction, speech, learning,
+        progress). False, with a notice, when the language cannot be written here."""
+        if self.language_source is None:
+            self.status.set_notice("language", "Changing the language needs a restart here.")
+            return False
+        if self.controller.zoom.output:
+            self.messages.new_message()
+        try:
+            source = self.language_source(code)
+        except Exception as exc:  # an unknown code, a broken model folder: the user gets a message, not a traceback
+            self.status.set_notice("language", f"Could not write {code!r}: {exc}")
+            return False
+        old = self.controller.set_source(source)
+        try:
+            old.close()
+        except ProfileError as exc:
+            self.status.set_notice("profile", f"What was learned could not be saved ({exc})")
+        alphabet = source.alphabet
+        self.view.alphabet = alphabet
+        self.panel.set_orientation(alphabet.orientation)
+        self.speech.set_language(alphabet.language)
+        self.learning.apply_prefs(self.controller.writer)
+        self.progress.follow_writer()
+        self.keeper.remember(language=alphabet.language or code)
+        self.status.set_notice("language", "")
+        self._show_title()
+        self.writing.show_running()
+        self.view.set_frame(self.controller.zoom.idle(), 0.0)
+        self.update_status()
+        return True
+
     def show_sized_to_screen(self) -> None:
         """Open as large as the screen: full screen for the gaze and head-mouse presets (every pixel is a
         target), the whole available area otherwise."""
@@ -271,7 +312,9 @@ class MainWindow(QMainWindow):
 
     def preferences_dialog(self) -> PreferencesDialog:
         return PreferencesDialog(self.controller, self.keeper, writing=self.writing, input=self.input,
-                                 looks=self.looks, learning=self.learning, output=self.output, parent=self)
+                                 looks=self.looks, learning=self.learning, output=self.output,
+                                 switch_language=self.set_language if self.language_source is not None else None,
+                                 parent=self)
 
     def profile_dialog(self, store: ProfileStore | None = None) -> ProfileDialog:
         return ProfileDialog(self.controller.writer, self.keeper, store, parent=self)

@@ -201,6 +201,16 @@ class WritingController:
         if output:
             self.history += output + "\n"
 
+    def set_source(self, source: PredictionSource) -> PredictionSource:
+        """Write with ``source`` from now on (another language's Writer): writing stops, the current message is
+        finished, and the view starts from a message start with the same settings. Returns the source it replaces
+        (the caller closes it)."""
+        self.stop()
+        self.new_message()
+        old, self.source = self.source, source
+        self.zoom = ZoomModel(source, self.zoom.config)
+        return old
+
     def reopen_message(self) -> bool:
         """Take back New message while nothing has been written since: the last finished message is the
         current one again, and writing goes on from its end (its text is the model's context; what it

@@ -22,8 +22,11 @@ class LearningPart(QObject):
         self.adapt_box = QCheckBox("Adapt")
         self.adapt_box.toggled.connect(self.set_adapting)
 
-    def apply_prefs(self) -> None:
-        """Show whether the model learns, and why it cannot; switch learning off when the preferences say so."""
+    def apply_prefs(self, writer: Writer | None = None) -> None:
+        """Show whether the model learns, and why it cannot; switch learning off when the preferences say so.
+        ``writer``: a new Writer to follow (the language changed)."""
+        if writer is not None:
+            self.writer = writer
         writer = self.writer
         can_adapt = writer is not None and writer.can_adapt
         with QSignalBlocker(self.adapt_box):

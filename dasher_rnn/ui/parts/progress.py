@@ -18,11 +18,16 @@ class ProgressPart:
         """A record is kept when the controller's Writer has a profile; ``host`` is the window the picture
         opens over."""
         self.controller, self.notices, self.host = controller, notices, host
-        writer = controller.writer
-        self.log = ProgressLog.for_profile(writer.store, writer.profile) \
-            if writer is not None and writer.profile and getattr(writer, "store", None) is not None else None
+        self.log: ProgressLog | None = None
+        self.follow_writer()
         self.progress_action = make_action(host, "Progress", lambda: self.open_progress(), None,
                                            "Characters per minute and bits per character of your messages over time")
+
+    def follow_writer(self) -> None:
+        """Keep the record of the controller's Writer's profile (again after the Writer changed)."""
+        writer = self.controller.writer
+        self.log = ProgressLog.for_profile(writer.store, writer.profile) \
+            if writer is not None and writer.profile and getattr(writer, "store", None) is not None else None
 
     def record(self, stats: MessageStats | None = None) -> None:
         """Keep how a message was written: ``stats`` of one just finished, or (None) the current one, which is
