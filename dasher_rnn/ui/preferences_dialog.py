@@ -207,7 +207,7 @@ class PreferencesDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(bottom)
-        self.resize(1000, 860)
+        self.resize(1100, 860)  # wide enough for its seven tabs side by side (no scroll arrows to hit)
         fit_to_screen(self)
         self.refresh()
 
@@ -223,7 +223,7 @@ class PreferencesDialog(QDialog):
         return _page(
             setting_row("Language", "The language you write: its letters, the direction of writing, the voice that "
                         "speaks, and what the model has learned of your writing in it (each language keeps its own). "
-                        "The current message is finished first. Any of the 330 languages of `dasher-rnn languages` "
+                        "The current message is finished first. Any of the 330 languages that dasher-rnn languages lists "
                         "can be chosen with dasher-rnn app --language CODE.", self.language),
             self.language_message)
 

@@ -29,7 +29,7 @@ DIALOG_STYLE = f"""
 QDialog, QWidget {{ font-size: 14pt; }}
 QPushButton {{ min-height: {BUTTON_PX}px; min-width: {BUTTON_PX}px; padding: 6px 18px; font-size: 15pt; }}
 QPushButton:checked {{ background: #1f6fb2; color: white; border: 3px solid #0b3a63; }}
-QTabBar::tab {{ min-height: {BUTTON_PX}px; min-width: 120px; padding: 6px 18px; font-size: 15pt; }}
+QTabBar::tab {{ min-height: {BUTTON_PX}px; min-width: 110px; padding: 6px 12px; font-size: 15pt; }}
 QScrollBar:vertical {{ width: 40px; }}
 QLabel#title {{ font-size: 15pt; font-weight: bold; }}
 QLabel#explanation {{ font-size: 12pt; }}
