@@ -55,7 +55,7 @@ def split_segments(ids: np.ndarray) -> list[np.ndarray]:
     return [p[1:] if i else p for i, p in enumerate(pieces) if len(p[1:] if i else p)]
 
 
-def _count_strings(segments: list[np.ndarray], max_order: int, radix: int = RADIX) -> tuple[np.ndarray, np.ndarray]:
+def _count_strings(segments: list[np.ndarray], max_order: int, radix: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted keys and counts that sequential learning with update exclusion would produce."""
     segments = [s for s in segments if len(s)]
     if not segments:
@@ -100,7 +100,7 @@ class PPMContext:
     def __init__(self, symbols: tuple[int, ...] = (), order: int = 0):
         self.symbols, self.order = symbols, order
 
-    def suffix_key(self, length: int, radix: int = RADIX) -> int:
+    def suffix_key(self, length: int, radix: int) -> int:
         key = 0
         for s in self.symbols[len(self.symbols) - length :] if length else ():
             key = key * radix + s + 1
