@@ -201,6 +201,22 @@ def test_websocket_carries_the_same_operations(client, session):
         assert ws.call("info")["session"] == session.id
 
 
+def test_every_accepted_connection_has_tcp_nodelay(server, client, session):
+    """Nagle's algorithm on a response waits for the client's delayed ACK (~40 ms a call): each connection the
+    server accepted, HTTP or WebSocket, must have TCP_NODELAY set."""
+    import socket
+
+    client.health()  # the kept-alive HTTP connection
+    with session.websocket() as ws:
+        ws.call("info")
+        connections = list(server.server.server_state.connections)
+        kinds = {type(c).__name__ for c in connections}
+        assert any("WebSocket" in k for k in kinds) and any("WebSocket" not in k for k in kinds), kinds
+        for connection in connections:
+            sock = connection.transport.get_extra_info("socket")
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), type(connection).__name__
+
+
 def test_websocket_to_an_unknown_session_is_closed_with_an_error(server):
     from websockets.sync.client import connect
 

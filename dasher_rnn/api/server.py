@@ -87,9 +87,13 @@ def _uvicorn_config(config: ServerConfig):
 
 def bind(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port``; an ``OSError`` saying so in one line when the port is busy or the address
-    cannot be used."""
+    cannot be used.
+
+    The socket is made with protocol ``IPPROTO_TCP``, not 0: asyncio sets TCP_NODELAY on an accepted connection
+    only when its socket says so, and without it Nagle's algorithm holds every small response until the
+    client's delayed ACK (about 40 ms a call)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a closed server's port is free
         sock.bind((host.strip("[]"), port))
@@ -131,7 +135,8 @@ def run_server(config: ServerConfig, ready: Callable[[str], None] | None = None)
 
 
 class BackgroundServer:
-    """A server on a thread of this process; ``port=0`` picks a free port. A context manager."""
+    """A server on a thread of this process; ``port=0`` picks a free port. A context manager. It listens on a
+    socket from ``bind``, as ``dasher-rnn serve`` does."""
 
     def __init__(self, config: ServerConfig):
         import uvicorn
@@ -139,8 +144,10 @@ class BackgroundServer:
         self.config = config.checked()
         self.server = uvicorn.Server(_uvicorn_config(self.config))
         self.server.install_signal_handlers = lambda: None  # not the main thread
-        self.thread = threading.Thread(target=self.server.run, name="api-server", daemon=True)
-        self.port: int | None = None
+        self.socket = bind(self.config.host, self.config.port)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, name="api-server",
+                                       daemon=True)
+        self.port: int = self.socket.getsockname()[1]
 
     @property
     def url(self) -> str:
@@ -155,12 +162,12 @@ class BackgroundServer:
             if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the API server did not start")
             time.sleep(0.02)
-        self.port = self.server.servers[0].sockets[0].getsockname()[1]
         return self
 
     def stop(self, timeout: float = 60.0) -> None:
         self.server.should_exit = True
         self.thread.join(timeout)
+        self.socket.close()
 
     def __enter__(self) -> BackgroundServer:
         return self.start()
