@@ -1,11 +1,15 @@
 """The COMM-letter figure: bits/char of a model on TextSlinger's COMM dev sentences, on their terms. Prints JSON.
 
-    python bench/comm_letter.py [--model-dir models/english-lstm] [--file ../shared/corpora/peer/comm_dev_letter.txt]
+    python bench/comm_letter.py [--fold-case] [--model-dir DIR] [--file ../shared/corpora/peer/comm_dev_letter.txt]
 
 Protocol (TextSlinger, kdv123/textpredict ``examples/``): every line a fresh message (the RNN's learned initial
 state), every character scored, no end-of-sentence symbol, exact probabilities (floor 0), each distribution
-renormalised over a-z, apostrophe and space (``--symbols peer``), the model static. Published on this file:
-12-gram 1.521 bits/char, distilgpt2 1.387, their 0.8/0.2 mixture 1.355.
+renormalised over a-z, apostrophe and space (``--symbols peer``: 28 symbols; BciPy's 29th, backspace, their models give no
+probability), the model static. Published on this file: 12-gram 1.521 bits/char (lower case: its context and
+symbols), distilgpt2 1.387 and their 0.8/0.2 mixture 1.355 (case folded: ``--case-simple --mixed-case-context``,
+the context with a capital at the start and on "I", "I'm", ..., a letter's probability summed over both cases).
+``--fold-case`` sums the cases too, after a context in sentence case (no capital "I" mid-sentence), as the BciPy
+adapter's default fold mode predicts (``dasher-rnn eval --symbols peer --fold-case``); without it, strictly lower case.
 """
 
 from __future__ import annotations
@@ -27,17 +31,19 @@ def main() -> None:
     parser.add_argument("--model", default="rnn", choices=["rnn", "ppm", "hybrid"])
     parser.add_argument("--train", action="append", default=[], help="PPM training text (ppm, hybrid)")
     parser.add_argument("--file", default="../shared/corpora/peer/comm_dev_letter.txt")
+    parser.add_argument("--fold-case", action="store_true", help="case folded, as their LLM figures (see above)")
     args = parser.parse_args()
     config = WriterConfig(model=args.model, model_dir=args.model_dir, ppm_train=tuple(args.train), adapt=False, floor=0.0)
     description = build_writer(config).description
     t0 = time.perf_counter()
     report = evaluate_files(lambda: build_writer(config), [args.file], adaptive=False, floor=0.0, symbols="peer",
-                            progress=False)
+                            fold_case=args.fold_case, progress=False)
     seconds = time.perf_counter() - t0
     overall = report["overall"]
     print(json.dumps({
-        "model": description, "file": args.file, "protocol": "static, floor 0, symbols peer (a-z ' space), "
-        "fresh message per line, no end symbol",
+        "model": description, "file": args.file, "fold_case": args.fold_case,
+        "protocol": "static, floor 0, symbols peer (a-z ' space), " + ("case folded (sentence-case context, both "
+                    "cases summed), " if args.fold_case else "") + "fresh message per line, no end symbol",
         "bits_per_char": overall["bits_per_char"], "perplexity": round(2 ** overall["bits_per_char"], 3),
         "chars": overall["chars"], "skipped": overall["skipped"], "messages": overall["messages"],
         "seconds": round(seconds, 2), "published_bits_per_char": PUBLISHED,

@@ -129,11 +129,15 @@ def rows_by_key(table: dict) -> dict[str, dict]:
 
 
 def update_quality(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
-    """``dasher-rnn eval --json`` (PPM, or the RNN with the floor or exact) or ``bench/comm_letter.py``."""
+    """``dasher-rnn eval --json`` (PPM, or the RNN with the floor or exact) or ``bench/comm_letter.py`` (with or
+    without ``--fold-case``)."""
     if "published_bits_per_char" in out:
-        rows_by_key(tables["peer"])["shipped"]["bpc"] = out["bits_per_char"]
-        return "peer", None
+        folded = out.get("fold_case", False)
+        rows_by_key(tables["peer"])["shipped"]["bpc_folded" if folded else "bpc"] = out["bits_per_char"]
+        return "peer", "the case-folded figure" if folded else "the lower-case figure"
     settings = out["settings"]
+    if settings.get("symbols"):
+        raise SystemExit("the quality table scores every character; use bench/comm_letter.py for --symbols")
     if "zero initial state" in settings["model"]:
         raise SystemExit("the quality table has no zero-state column")
     column = "ppm" if settings["model"].startswith("PPM") else "rnn_exact" if settings["floor"] == 0 else "rnn"

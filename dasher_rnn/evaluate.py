@@ -9,7 +9,12 @@ over messages that have that many.
 
 With a symbol set (``symbols``, e.g. ``"peer"``: a-z, apostrophe and space, as TextSlinger scores
 COMM-letter) each character is scored with the model's distribution renormalised over the set;
-characters outside the set are entered as context but skipped (no bits, counted).
+characters outside the set are entered as context but skipped (no bits, counted). With ``fold_case`` as
+well, scoring is that of a speller with one case of letters, as the BciPy adapter's fold mode predicts: the
+context is the text in sentence case (``fold_context``: lower case, a capital at a sentence start) and a
+letter of the set stands for both its cases, its probability the sum of the two (renormalised over the set).
+TextSlinger's published LLM figures (distilgpt2, their mixture) sum the cases so, with a context cased much
+the same (a capital at the start and on "I", "I'm", ...).
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ from dasher_rnn.normalise import normalise
 from dasher_rnn.textio import read_text
 
 START_LENGTHS = (1, 5, 10, 20)
-SYMBOL_SETS = {"peer": "abcdefghijklmnopqrstuvwxyz' "}  # TextSlinger's 28 scored symbols (29 with their end symbol)
+# TextSlinger's 28 scored symbols: a-z, apostrophe, space. BciPy's symbol set has a 29th, backspace, to which their
+# n-gram and LLMs give no probability (it is not an end symbol: nothing marks the end of a sentence).
+SYMBOL_SETS = {"peer": "abcdefghijklmnopqrstuvwxyz' "}
 
 
 def resolve_symbols(spec: str | None) -> str | None:
@@ -94,16 +101,40 @@ def symbol_bits(probs: np.ndarray, symbols: Sequence[int] | np.ndarray, floor: f
     return (-np.log2(probs[rows, symbols])).tolist()
 
 
-def _restricted_bits(probs: np.ndarray, symbols: list[int], mask: np.ndarray, floor: float) -> list[float]:
-    """Bits of each symbol under the distributions ``probs`` (T, V) renormalised over ``mask``; with a floor, Dasher's
-    integers over the set's symbols alone. Symbols outside the set cost 0 (the caller counts them as skipped)."""
-    sub = probs[:, mask]
-    position = np.cumsum(mask) - 1  # a symbol's column in ``sub``
+def _restricted_bits(probs: np.ndarray, symbols: list[int], groups: np.ndarray, floor: float) -> list[float]:
+    """Bits of each symbol under the distributions ``probs`` (T, V) gathered onto the scored symbols by ``groups``
+    (``symbol_groups``) and renormalised over them; with a floor, Dasher's integers over the scored symbols alone.
+    Symbols outside the set cost 0 (the caller counts them as skipped)."""
+    sub = probs @ groups.astype(probs.dtype)  # (T, K): each scored symbol's mass, its other case's too when folded
+    column = groups.argmax(axis=1)  # the scored symbol a model symbol counts as
+    inside = groups.any(axis=1)
     if floor > 0:
         sub = quantise(sub, floor) / DASHER_TOTAL
     else:
         sub = sub / sub.sum(axis=1, keepdims=True)
-    return [float(-np.log2(sub[t, position[s]])) if mask[s] else 0.0 for t, s in enumerate(symbols)]
+    return [float(-np.log2(sub[t, column[s]])) if inside[s] else 0.0 for t, s in enumerate(symbols)]
+
+
+def fold_context(line: str, alphabet) -> str:
+    """``line`` in sentence case, as ``fold_case`` enters it: lower case with a capital at the start and after
+    ". ", "! ", "? " or a newline, the casing the BciPy adapter's fold mode gives the model
+    (``dasher_rnn_client.bcipy.sentence_case``). A character keeps its place: one whose other case is not a single
+    character, or not in ``alphabet``, stays as written."""
+    out, start, prev = [], True, ""
+    for ch in line:
+        low = ch.lower() if len(ch.lower()) == 1 else ch
+        if start and low.isalpha():
+            cased = low.upper() if len(low.upper()) == 1 else low
+            start = False
+        else:
+            cased = low
+            if low.isspace():
+                start = start or prev in (".", "!", "?") or low == "\n"
+            elif start and low not in "\"'(":
+                start = False
+        out.append(cased if cased in alphabet else ch)
+        prev = low
+    return "".join(out)
 
 
 def _message_contexts(writer: Writer, symbols: list[int]) -> list[Context]:
@@ -114,29 +145,40 @@ def _message_contexts(writer: Writer, symbols: list[int]) -> list[Context]:
     return contexts
 
 
-def symbol_mask(symbols: str | None, alphabet) -> np.ndarray | None:
-    """A boolean vector over ``alphabet`` marking ``symbols`` (a name of ``SYMBOL_SETS`` or the characters)."""
-    symbols = resolve_symbols(symbols)
+def symbol_groups(symbols: str | None, alphabet, fold_case: bool = False) -> np.ndarray | None:
+    """A boolean matrix (V, K): which of ``alphabet``'s V symbols count as each of the K scored ``symbols`` (a name
+    of ``SYMBOL_SETS`` or the characters); each scored symbol itself, and with ``fold_case`` its other case too
+    (a symbol of the alphabet counts as at most one: as itself if it is in the set)."""
     if symbols is None:
+        if fold_case:
+            raise ValueError("fold_case needs a symbol set (symbols)")
         return None
+    symbols = resolve_symbols(symbols)
     missing = [ch for ch in symbols if ch not in alphabet]
     if missing:
         raise ValueError(f"symbols {''.join(missing)!r} are not in the model's alphabet {alphabet.name!r}")
-    mask = np.zeros(len(alphabet), dtype=bool)
-    mask[[alphabet.index(ch) for ch in symbols]] = True
-    return mask
+    groups = np.zeros((len(alphabet), len(symbols)), dtype=bool)
+    for k, ch in enumerate(symbols):
+        groups[alphabet.index(ch), k] = True
+    if fold_case:
+        for k, ch in enumerate(symbols):
+            for other in {ch.lower(), ch.upper()} - {ch}:
+                if len(other) == 1 and other in alphabet and other not in symbols:
+                    groups[alphabet.index(other), k] = True
+    return groups
 
 
 def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: bool = False,
                    floor: float = 0.05, progress: Callable[[int], None] | None = None,
-                   symbols: str | None = None) -> Score:
+                   symbols: str | None = None, fold_case: bool = False) -> Score:
     """Score messages one by one through ``writer``'s own prediction path (the app's), learning each after
     it is scored when ``adaptive``. Static messages are asked for in batches (the predictor steps them together).
     ``symbols``: score over this set (a name of ``SYMBOL_SETS`` or the characters), each distribution
-    renormalised over it; characters outside it count as skipped."""
+    renormalised over it; characters outside it count as skipped. ``fold_case``: the context in sentence case
+    (``fold_context``) and a letter of the set standing for both its cases (``symbol_groups``)."""
     score = Score(name)
     alphabet = writer.alphabet
-    mask = symbol_mask(symbols, alphabet)
+    groups = symbol_groups(symbols, alphabet, fold_case)
     batch_nodes = max(1, writer.service.tree.budget // 3) if writer.service is not None else 1 << 30
     pending: list[tuple[str, list[bool], list[int]]] = []
 
@@ -151,20 +193,20 @@ def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: b
         for (line, known, committed), cs in zip(batch, contexts, strict=True):
             mine = dists[start : start + len(cs)]
             start += len(cs)
-            if mask is None:
+            if groups is None:
                 bits = iter([_bits(d, s, floor) for d, s in zip(mine, committed, strict=True)])
             else:
-                bits = iter(_restricted_bits(np.stack([d.probs for d in mine]), committed, mask, floor))
+                bits = iter(_restricted_bits(np.stack([d.probs for d in mine]), committed, groups, floor))
             if adaptive:
                 for symbol, context in zip(committed, cs, strict=True):
                     writer.commit_symbol(symbol, context)
                 writer.new_message()
                 writer.flush()
-            _add(score, line, known, [next(bits) if ok else 0.0 for ok in known], mask, alphabet)
+            _add(score, line, known, [next(bits) if ok else 0.0 for ok in known], groups, alphabet)
         if progress is not None:
             progress(len(batch))
 
-    for line, known, committed in encoded_messages(lines, alphabet):
+    for line, known, committed in encoded_messages(lines, alphabet, fold_case):
         if not committed:
             _add(score, line, known, [0.0] * len(line))
             continue
@@ -181,17 +223,18 @@ def score_messages(writer: Writer, lines: list[str], name: str = "", adaptive: b
 
 
 def score_language_model(model: LanguageModel, lines: list[str], name: str = "", adaptive: bool = False,
-                         floor: float = 0.05, symbols: str | None = None) -> Score:
+                         floor: float = 0.05, symbols: str | None = None, fold_case: bool = False) -> Score:
     """The same protocol on a network in memory (``lm.rnn_lm``, ``adapt.adaptive_lm``, PPM): research and
-    benchmark scripts that compare networks or settings without a model folder or a Writer."""
+    benchmark scripts that compare networks or settings without a model folder or a Writer (``symbols`` and
+    ``fold_case`` as ``score_messages``)."""
     score = Score(name)
     alphabet = model.alphabet
-    mask = symbol_mask(symbols, alphabet)
-    for line, known, committed in encoded_messages(lines, alphabet):
+    groups = symbol_groups(symbols, alphabet, fold_case)
+    for line, known, committed in encoded_messages(lines, alphabet, fold_case):
         model.reset()
         if hasattr(model, "sequence_probs"):  # the RNN scores the whole message in one call
             probs = np.asarray(model.sequence_probs(committed), dtype=np.float64).reshape(len(committed), len(alphabet))
-        elif mask is None and floor > 0:  # Dasher's own integers, as its boxes
+        elif groups is None and floor > 0:  # Dasher's own integers, as its boxes
             probs = None
             bits = []
             for symbol in committed:
@@ -204,30 +247,34 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
                 model.advance(symbol)
             probs = np.stack(rows) if rows else np.zeros((0, len(alphabet)))
         if probs is not None:
-            if mask is not None:
-                bits = _restricted_bits(probs, committed, mask, floor)
+            if groups is not None:
+                bits = _restricted_bits(probs, committed, groups, floor)
             else:
                 bits = symbol_bits(probs, committed, floor)
         if adaptive:
             for symbol in committed:
                 model.learn(symbol)
         it = iter(bits)
-        _add(score, line, known, [next(it) if ok else 0.0 for ok in known], mask, alphabet)
+        _add(score, line, known, [next(it) if ok else 0.0 for ok in known], groups, alphabet)
     return score
 
 
-def encoded_messages(lines: list[str], alphabet) -> Iterator[tuple[str, list[bool], list[int]]]:
-    """Each non-empty normalised line, which of its characters the alphabet has, and their symbols."""
+def encoded_messages(lines: list[str], alphabet, fold_case: bool = False) -> Iterator[tuple[str, list[bool], list[int]]]:
+    """Each non-empty normalised line (in sentence case with ``fold_case``), which of its characters the alphabet
+    has, and their symbols."""
     for raw in lines:
         line = normalise(raw, alphabet)
+        if fold_case:
+            line = fold_context(line, alphabet)
         if line:
             known = [ch in alphabet for ch in line]
             yield line, known, [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
 
 
-def _add(score: Score, line: str, known: list[bool], per_char: list[float], mask: np.ndarray | None = None,
+def _add(score: Score, line: str, known: list[bool], per_char: list[float], groups: np.ndarray | None = None,
          alphabet=None) -> None:
-    scored = known if mask is None else [ok and bool(mask[alphabet.index(ch)]) for ch, ok in zip(line, known, strict=True)]
+    scored = known if groups is None else [ok and bool(groups[alphabet.index(ch)].any())
+                                           for ch, ok in zip(line, known, strict=True)]
     score.skipped += len(line) - sum(scored)
     score.skipped_chars.update(ch for ch, ok in zip(line, scored, strict=True) if not ok)
     score.bits += sum(per_char)
@@ -248,10 +295,12 @@ def read_messages(path: str | Path, replace_errors: bool = False, alphabet: Alph
 
 def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], adaptive: bool = False,
                    floor: float = 0.05, replace_errors: bool = False, progress: bool | None = None,
-                   symbols: str | None = None) -> dict:
+                   symbols: str | None = None, fold_case: bool = False) -> dict:
     """Score each file with a fresh Writer from ``make_writer`` (closed afterwards without saving anything);
-    per-file and overall figures (over ``symbols`` with renormalised distributions when given). ``progress``:
-    a bar on the terminal (None: only when stderr is one)."""
+    per-file and overall figures (over ``symbols`` with renormalised distributions when given, case folded with
+    ``fold_case``: see ``score_messages``). ``progress``: a bar on the terminal (None: only when stderr is one)."""
+    if fold_case and symbols is None:
+        raise ValueError("fold_case needs a symbol set (symbols)")
     overall = Score("overall")
     files = {}
     texts = [(Path(p).stem, read_text(p, replace_errors=replace_errors)) for p in paths]
@@ -262,7 +311,7 @@ def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], a
             try:  # the lines normalised onto the model's alphabet: a French model is scored on é, not on e
                 lines = normalise(text, writer.alphabet).split("\n")
                 score = score_messages(writer, lines, name, adaptive=adaptive, floor=floor, progress=bar.update,
-                                       symbols=symbols)
+                                       symbols=symbols, fold_case=fold_case)
             finally:
                 writer.close(save=False)
             files[score.name] = score.to_json()

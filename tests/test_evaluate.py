@@ -147,3 +147,79 @@ def test_peer_symbols_on_the_rnn_sum_to_one_over_the_set(tiny_model_dir, tmp_pat
     path.write_text(line + "\n")
     assert main(["eval", "--model-dir", str(tiny_model_dir), "--static", "--floor", "0", "--symbols", "peer",
                  "--json", str(path)]) == 0
+
+
+CASED = Alphabet("ab-cased", (SymbolGroup("letters", "#fff", "abA "),))
+
+
+class Cased(Uniform):
+    """A fixed distribution over 'a', 'b', 'A', ' ' (the context does not matter)."""
+
+    alphabet = CASED
+
+    def __init__(self, probs=(0.4, 0.2, 0.1, 0.3)):
+        super().__init__()
+        self.p = probs
+
+    def probs(self):
+        import numpy as np
+
+        return np.array(self.p)
+
+
+def test_fold_case_sums_both_cases_of_a_letter():
+    import numpy as np
+
+    from dasher_rnn.evaluate import symbol_groups
+
+    strict = score_language_model(Cased(), ["Ab a"], floor=0, symbols="ab ")
+    folded = score_language_model(Cased(), ["Ab a"], floor=0, symbols="ab ", fold_case=True)
+    # strict: 'A' is outside the set (skipped), the rest over a+b+space = 0.9; folded: 'A' scored as 'a', 0.4 + 0.1
+    assert strict.skipped == 1 and folded.skipped == 0 and strict.chars == folded.chars == 4
+    assert strict.bits == pytest.approx(-math.log2(0.2 / 0.9) - math.log2(0.3 / 0.9) - math.log2(0.4 / 0.9))
+    assert folded.bits == pytest.approx(-2 * math.log2(0.5) - math.log2(0.2) - math.log2(0.3))
+    probs = Cased().probs()
+    strict_mass = probs @ symbol_groups("ab ", CASED)
+    folded_mass = probs @ symbol_groups("ab ", CASED, fold_case=True)
+    assert np.all(folded_mass >= strict_mass) and strict_mass.sum() == pytest.approx(0.9)
+    assert folded_mass.sum() == pytest.approx(1.0)
+    # all lower case, capitals given no mass: folding changes nothing (the first letter, entered as 'A', scores as 'a')
+    lower = ["ab a", "b ab"]
+    no_capitals = (0.5, 0.3, 0.0, 0.2)
+    assert (score_language_model(Cased(no_capitals), lower, floor=0, symbols="ab ", fold_case=True).bits
+            == pytest.approx(score_language_model(Cased(no_capitals), lower, floor=0, symbols="ab ").bits))
+    with pytest.raises(ValueError, match="needs a symbol set"):
+        score_language_model(Cased(), ["ab"], floor=0, fold_case=True)
+
+
+def test_fold_context_is_sentence_case_in_place():
+    from dasher_rnn.evaluate import fold_context
+
+    english = Alphabet("en", (SymbolGroup("all", "#fff", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .?'\n"),))
+    assert fold_context("i SAID. 'so? ok\nyes", english) == "I said. 'So? Ok\nYes"
+    assert fold_context("i said", CASED) == "i said"  # no capital I in the alphabet: as written
+    client = pytest.importorskip("dasher_rnn_client.bcipy")  # the adapter's own casing, where it is installed
+    for text in ["i SAID. 'so? ok\nyes", "what did u do on saturday night", "(hi) there! \"quoted\" ok"]:
+        both_cases = Alphabet("x", (SymbolGroup("all", "#fff", "".join(sorted(set(text.lower() + text.upper())))),))
+        assert fold_context(text, both_cases) == client.sentence_case(text)
+
+
+def test_fold_case_on_the_rnn_and_the_eval_command(tiny_model_dir, tmp_path, capsys):
+    from dasher_rnn.evaluate import score_messages
+
+    writer = build_writer(WriterConfig(model="rnn", model_dir=tiny_model_dir, adapt=False))
+    mixed, lower = "I want Some water", "i want some water"
+    scores = {(line, fold): score_messages(writer, [line], floor=0, symbols="peer", fold_case=fold)
+              for line in (mixed, lower) for fold in (False, True)}
+    writer.close()
+    assert scores[mixed, False].skipped == 2 and scores[mixed, True].skipped == 0  # 'I' and 'S' scored as 'i', 's'
+    assert scores[lower, False].skipped == scores[lower, True].skipped == 0
+    assert scores[mixed, True].bits == pytest.approx(scores[lower, True].bits)  # the text's own case is discarded
+    path = tmp_path / "letter.txt"
+    path.write_text(mixed + "\n")
+    assert main(["eval", "--model-dir", str(tiny_model_dir), "--static", "--floor", "0", "--symbols", "peer",
+                 "--fold-case", "--json", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["settings"]["fold_case"] is True and report["overall"]["skipped"] == 0
+    assert main(["eval", "--model-dir", str(tiny_model_dir), "--fold-case", str(path)]) == 2
+    assert "--fold-case needs --symbols" in capsys.readouterr().err

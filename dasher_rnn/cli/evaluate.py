@@ -44,6 +44,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--symbols", default=None, metavar="SET",
                    help="score over this symbol set with renormalised distributions: 'peer' (a-z, apostrophe, "
                         "space, as TextSlinger scores COMM-letter; use with --floor 0) or the characters themselves")
+    p.add_argument("--fold-case", action="store_true",
+                   help="with --symbols: score as a speller with one case of letters (the BciPy adapter's fold mode, "
+                        "TextSlinger's LLM figures): the context in sentence case, a letter's probability the sum of "
+                        "both its cases")
     p.set_defaults(func=run)
 
 
@@ -57,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from dasher_rnn.adapt.profiles import ProfileStore
     from dasher_rnn.evaluate import evaluate_files, format_report
 
+    if args.fold_case and args.symbols is None:
+        raise ValueError("--fold-case needs --symbols (e.g. --symbols peer)")
     torch.set_num_threads(args.threads)  # more threads than cores fight whatever else the machine runs
     if args.profile is not None and not ProfileStore(args.profiles_dir).exists(args.profile):
         raise ValueError(f"no profile named {args.profile!r} (`dasher-rnn profile list` shows them)")
@@ -75,12 +81,14 @@ def run(args: argparse.Namespace) -> int:
     writers = iter([first])
     report = evaluate_files(lambda: next(writers, None) or build_writer(config, trained_ppm=trained_ppm), args.files,
                             adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors,
-                            progress=False if args.json else None, symbols=args.symbols)
-    report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor, "symbols": args.symbols}
+                            progress=False if args.json else None, symbols=args.symbols,
+                            fold_case=args.fold_case)
+    report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor, "symbols": args.symbols,
+                          "fold_case": args.fold_case}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(f"{description}, {'adaptive' if adaptive else 'static'}, floor {args.floor}"
-              + (f", symbols {args.symbols!r}" if args.symbols else ""))
+              + (f", symbols {args.symbols!r}" if args.symbols else "") + (", case folded" if args.fold_case else ""))
         print(format_report(report))
     return 0
