@@ -4,15 +4,21 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: run test test-system install install-dev check-system lint clean
+.PHONY: run test test-system test-client install install-dev check-system lint clean
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+# dasher-rnn depends on the API's client, dasher-rnn-client (clients/python), installed from the checkout with it
+CLIENT := clients/python
+CLIENT_SOURCES := $(CLIENT)/pyproject.toml $(wildcard $(CLIENT)/src/dasher_rnn_client/*.py)
+
+$(VENV)/.installed: pyproject.toml constraints.txt $(CLIENT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) -e .
+	$(PIP) ./$(CLIENT) -e .
+	rm -rf $(CLIENT)/build $(CLIENT)/src/*.egg-info
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) -e '.[dev]'
+	$(PIP) ./$(CLIENT) -e '.[dev]'
+	rm -rf $(CLIENT)/build $(CLIENT)/src/*.egg-info
 	touch $@
 
 install: $(VENV)/.installed
@@ -38,9 +44,15 @@ test-system:
 
 # mypy type-checks the core packages named in pyproject.toml ([tool.mypy]); its cache makes a second run quick
 test: install-dev test-system
-	$(VENV)/bin/ruff check dasher_rnn tests bench
+	$(VENV)/bin/ruff check dasher_rnn tests bench $(CLIENT)
 	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	$(CLIENT)/check.sh $(PY)
+
+# The client as a BciPy user gets it: vermin's minimum Python, its wheel in a fresh venv of Python 3.9 (or the
+# oldest here) without torch or numpy, its own tests against a real `dasher-rnn serve`
+test-client: install-dev
+	$(CLIENT)/check.sh $(PY)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

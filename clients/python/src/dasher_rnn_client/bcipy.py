@@ -1,0 +1,284 @@
+"""An adapter with BciPy's character language-model protocol over a ``dasher-rnn serve`` predictor.
+
+    lm = DasherRNNLanguageModel.from_server("http://127.0.0.1:8765")
+    lm.set_symbol_set(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ") + ["<", "_"])
+    lm.predict_character(["H", "E", "L", "L", "<", "L", "O", "_"])  # [("W", 0.09), ("T", 0.08), ...]
+
+BciPy's conventions: evidence is the list of typed symbols, ``"_"`` is a space and ``"<"`` a backspace
+(it removes the symbol before it); the answer lists every symbol of the symbol set with its
+probability, most probable first. Choices made here (see the dasher-rnn docs, API.md):
+- backspace gets the fixed probability ``backspace_prob`` (0.0 by default, as BciPy's own adapters
+  give it) and the other symbols share the rest, renormalised over the symbol set;
+- ``case="fold"`` (default) suits spellers whose symbols are capitals: the context is written in
+  sentence case (lower case, a capital at the start and after ". ", "! ", "? ") and a letter's
+  probability is the sum of its two cases; ``case="exact"`` uses symbols as they are;
+- ``learn=True`` opens an adapting session: typed text is committed (backspaces roll learning
+  back, evidence that starts afresh begins a new message), so predictions adapt to the user.
+
+A call costs the same at any length of evidence: the adapter keeps the evidence it last read, the context it
+spelled and a context handle at each length it was asked about, so one more symbol is one step of the model and
+a backspace goes back to a handle it holds (``ContextPath``). The errors are BciPy's own
+``InvalidSymbolSetException`` where ``bcipy`` is installed (ours subclasses it), a ``ValueError`` elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    from bcipy.exceptions import InvalidSymbolSetException as _BciPyInvalidSymbolSet
+except ImportError:  # no BciPy here: ours stands alone
+    _BciPyInvalidSymbolSet = None
+
+SPACE_CHAR = "_"
+BACKSPACE_CHAR = "<"
+EXTEND_LIMIT = 64  # symbols one step along the path may add (the server's max_symbols); more: the text is read anew
+MAX_MARKS = 4096  # handles one path holds; at this many it starts again from the text (one read of the whole text)
+
+if _BciPyInvalidSymbolSet is not None:
+    class InvalidSymbolSetException(_BciPyInvalidSymbolSet, ValueError):  # type: ignore[misc, valid-type]
+        """No symbol set yet, or a symbol the model cannot predict (BciPy's exception, and a ``ValueError``)."""
+else:
+    class InvalidSymbolSetException(ValueError):  # type: ignore[no-redef]
+        """No symbol set yet, or a symbol the model cannot predict."""
+
+InvalidSymbolSet = InvalidSymbolSetException  # the name before BciPy's was adopted
+
+
+def typed_text(evidence: str | list[str]) -> str:
+    """The text BciPy evidence spells: backspaces applied, ``_`` made a space."""
+    out: list[str] = []
+    for symbol in evidence:
+        if symbol == BACKSPACE_CHAR:
+            if out:
+                out.pop()
+        else:
+            out.append(" " if symbol == SPACE_CHAR else symbol)
+    return "".join(out)
+
+
+# The state of sentence casing after some text: whether the next letter starts a sentence, and the last character.
+_CaseState = tuple[bool, str]
+_START: _CaseState = (True, "")
+
+
+def _case_step(state: _CaseState, ch: str) -> tuple[str, _CaseState]:
+    """One character of ``sentence_case``: its cased form and the state after it."""
+    start, prev = state
+    low = ch.lower()
+    if start and low.isalpha():
+        return low.upper(), (False, low)
+    if low.isspace():
+        start = start or prev in (".", "!", "?") or low == "\n"
+    elif start and low not in "\"'(":
+        start = False
+    return low, (start, low)
+
+
+def sentence_case(text: str) -> str:
+    """Lower case with a capital at the start and after ". ", "! ", "? " or a newline (each character's case
+    depends only on what precedes it, so the case of a prefix never changes as text is added)."""
+    out, state = [], _START
+    for ch in text:
+        cased, state = _case_step(state, ch)
+        out.append(cased)
+    return "".join(out)
+
+
+class EvidenceReader:
+    """The model's context for BciPy evidence, kept up to date a symbol at a time: evidence that extends the
+    evidence read before (a speller's, one symbol a call, backspaces included) costs only its new symbols."""
+
+    def __init__(self, fold: bool):
+        self.fold = fold
+        self.evidence: list[str] = []
+        self.pieces: list[str] = []  # the context, one piece per typed symbol (a symbol may lower to two characters)
+        self.states: list[_CaseState] = [_START]  # the casing state after each piece
+        self.length = 0  # characters in the pieces
+
+    def read(self, evidence: str | Sequence[str]) -> tuple[str, int]:
+        """(the context ``evidence`` spells, how many of its first characters are unchanged since the last read)."""
+        evidence = list(evidence)
+        if evidence[:len(self.evidence)] != self.evidence:
+            self.__init__(self.fold)  # type: ignore[misc]  # evidence started afresh or was edited: read it all
+        kept = self.length
+        for symbol in evidence[len(self.evidence):]:
+            if symbol == BACKSPACE_CHAR:
+                if self.pieces:
+                    self.length -= len(self.pieces.pop())
+                    self.states.pop()
+                    kept = min(kept, self.length)
+                continue
+            ch = " " if symbol == SPACE_CHAR else symbol
+            if self.fold:
+                piece, state = _case_step(self.states[-1], ch)
+            else:
+                piece, state = ch, _START
+            self.pieces.append(piece)
+            self.states.append(state)
+            self.length += len(piece)
+        self.evidence = evidence
+        return "".join(self.pieces), kept
+
+
+class ContextPath:
+    """Context handles along the text last asked about, one at each length asked for (shortest first), so that
+    the next text costs what it adds: one more symbol is one step from the last handle, a backspace goes back to
+    an earlier one. Handles beyond what the new text keeps are released (the first of them frees the rest).
+
+    ``backend`` has ``root(text)`` and ``extend(handle, symbols)``, each returning ``(handle, probabilities)``,
+    ``probs(handle)`` and ``release(handle)``."""
+
+    def __init__(self, backend: Any):
+        self.backend = backend
+        self.marks: list[tuple[int, Any]] = []  # (length of the text, handle)
+
+    def probs(self, text: str, kept: int) -> Sequence[float]:
+        """The next-symbol probabilities after ``text``, whose first ``kept`` characters are those of the text
+        last asked about."""
+        keep = len(self.marks)
+        while keep and self.marks[keep - 1][0] > kept:
+            keep -= 1
+        if keep < len(self.marks):
+            self.backend.release(self.marks[keep][1])
+            del self.marks[keep:]
+        if keep == 0 or len(text) - self.marks[-1][0] > EXTEND_LIMIT or len(self.marks) >= MAX_MARKS:
+            self.clear()
+            handle, probs = self.backend.root(text)
+        else:
+            length, parent = self.marks[-1]
+            if length == len(text):
+                return self.backend.probs(parent)
+            handle, probs = self.backend.extend(parent, text[length:])
+        self.marks.append((len(text), handle))
+        return probs
+
+    def clear(self) -> None:
+        if self.marks:
+            self.backend.release(self.marks[0][1])
+        self.marks = []
+
+
+class HttpBackend:
+    """Contexts, learning and probabilities through a session of ``dasher-rnn serve`` (adapting when ``learn``)."""
+
+    def __init__(self, client: Any, profile: str | None, learn: bool):
+        self.client = client
+        self.symbols: str = client.symbols
+        self.session = client.open_session(profile, adapt=learn, model="rnn")
+
+    def _one(self, spec: dict) -> tuple[int, list[float]]:
+        handles, dists = self.session.contexts([spec], format="log_probs")
+        return handles[0], [math.exp(x) for x in dists[0]]
+
+    def root(self, text: str) -> tuple[int, list[float]]:
+        return self._one({"text": text, "unknown": "break"})
+
+    def extend(self, handle: int, symbols: str) -> tuple[int, list[float]]:
+        return self._one({"parent": handle, "symbols": symbols})
+
+    def probs(self, handle: int) -> list[float]:
+        return [math.exp(x) for x in self.session.distributions([handle])[0]]
+
+    def release(self, handle: int) -> None:
+        self.session.release(handle)
+
+    def commit(self, text: str) -> None:
+        self.session.commit(text, unknown="break")
+
+    def delete(self, count: int) -> None:
+        self.session.delete(count)
+
+    def new_message(self) -> None:
+        self.session.reset()
+
+    def close(self) -> None:
+        self.session.close()
+        self.client.close()
+
+
+class DasherRNNLanguageModel:
+    """BciPy's ``CharacterLanguageModel``: ``set_symbol_set`` then ``predict_character(evidence)``."""
+
+    def __init__(self, backend: Any, *, case: str = "fold", backspace_prob: float = 0.0, learn: bool = False):
+        if case not in ("fold", "exact"):
+            raise ValueError(f"case must be 'fold' or 'exact', not {case!r}")
+        if not 0.0 <= backspace_prob < 1.0:
+            raise ValueError("backspace_prob must be in [0, 1)")
+        self.backend, self.case, self.backspace_prob, self.learn = backend, case, backspace_prob, learn
+        self.alphabet: str = backend.symbols
+        self._index = {ch: i for i, ch in enumerate(self.alphabet)}
+        self.symbol_set: list[str] | None = None
+        self._columns: list[list[int]] = []
+        self._reader = EvidenceReader(fold=case == "fold")
+        self._path = ContextPath(backend)
+        self._learned = 0  # characters of the context committed to the session
+
+    @classmethod
+    def from_server(cls, url: str = "http://127.0.0.1:8765", token: str | None = None,
+                    profile: str | None = None, learn: bool = False, **kwargs: Any) -> DasherRNNLanguageModel:
+        """Predictions from a running ``dasher-rnn serve``, through a session of its own (of ``profile`` if given,
+        adapting when ``learn``)."""
+        from dasher_rnn_client.client import DasherClient
+
+        return cls(HttpBackend(DasherClient(url, token), profile, learn), learn=learn, **kwargs)
+
+    # -- BciPy's protocol --------------------------------------------------------------
+    def set_symbol_set(self, symbol_set: list[str]) -> None:
+        if not symbol_set:
+            raise InvalidSymbolSetException("the symbol set is empty")
+        columns = []
+        for symbol in symbol_set:
+            if symbol == BACKSPACE_CHAR:
+                columns.append([])
+                continue
+            ch = " " if symbol == SPACE_CHAR else symbol
+            forms = {ch, ch.lower(), ch.upper()} if self.case == "fold" else {ch}
+            ids = sorted({self._index[f] for f in forms if len(f) == 1 and f in self._index})
+            if not ids:
+                raise InvalidSymbolSetException(f"symbol {symbol!r} is not in the model's alphabet {self.alphabet!r}")
+            columns.append(ids)
+        self.symbol_set, self._columns = list(symbol_set), columns
+
+    def predict_character(self, evidence: str | list[str]) -> list[tuple[str, float]]:
+        """(symbol, probability) for every symbol of the symbol set, most probable first."""
+        if self.symbol_set is None:
+            raise InvalidSymbolSetException("symbol set must be set prior to requesting predictions")
+        context, kept = self._reader.read(evidence)
+        outside = [ch for ch in context[kept:] if ch not in self._index]
+        if outside:
+            self._reader = EvidenceReader(self._reader.fold)  # nothing of this evidence was taken
+            raise InvalidSymbolSetException(f"evidence character {outside[0]!r} is not in the model's alphabet")
+        probs = self._path.probs(context, kept)
+        mass = [sum(probs[i] for i in ids) if ids else 0.0 for ids in self._columns]
+        scale = (1.0 - self.backspace_prob) / float(sum(mass))
+        pairs = [(sym, self.backspace_prob if sym == BACKSPACE_CHAR else float(p) * scale)
+                 for sym, p in zip(self.symbol_set, mass)]
+        if self.learn:
+            self._learn(context, kept)
+        return sorted(pairs, key=lambda pair: -pair[1])  # stable: ties keep the symbol-set order
+
+    def _learn(self, text: str, kept: int) -> None:
+        """Commit what ``text`` adds to what was learned, delete what it took back; a new message when it starts
+        afresh."""
+        common = min(kept, self._learned)
+        if common == 0 and self._learned:
+            self.backend.new_message()  # evidence started afresh: a new message, not a deletion
+        elif common < self._learned:
+            self.backend.delete(self._learned - common)
+        if len(text) > common:
+            self.backend.commit(text[common:])
+        self._learned = len(text)
+
+    def close(self) -> None:
+        """End the session (saving its profile) and the connection or predictor."""
+        self._path.clear()
+        self.backend.close()
+
+    def __enter__(self) -> DasherRNNLanguageModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
