@@ -4,6 +4,10 @@
     python bench/api_bench.py --model hybrid --ppm-train ../shared/corpora/dasher/training_english_GB.txt
 
 Starts `dasher-rnn serve` in its own process on a free loopback port, then:
+- predict (one client on a kept-alive connection, after a warm-up): the stateless `/v1/predict` of one
+  context text (a 50-character sentence with 2 fresh letters at its end, read from the start each time),
+  and, in this process, a Writer of the same model and backend answering the same texts (root, request,
+  release): the difference is what HTTP costs;
 - latency (one client, one request at a time, after a warm-up): a distributions request for 1 fresh
   context and for 64 fresh contexts (children not yet expanded, so each needs the model), over HTTP
   and for 1 context over the WebSocket; creating and releasing the contexts is not timed;
@@ -77,6 +81,35 @@ def stats(seconds: list[float]) -> dict:
 
 def fresh_symbols(rng: np.random.Generator) -> str:
     return "".join(rng.choice(list(LETTERS), 2))
+
+
+PREDICT_TEXT = "Hello, how are you today? I was wondering whether"
+
+
+def predict_latency(url: str, model_dir: str, threads: int, repeats: int, rng: np.random.Generator) -> dict:
+    """One-context ``/v1/predict`` over a kept-alive connection, and the in-process Writer for the same texts."""
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+
+    texts = [PREDICT_TEXT + fresh_symbols(rng) for _ in range(repeats + 10)]
+    http, local = [], []
+    with DasherClient(url) as client:
+        for i, text in enumerate(texts):
+            start = time.perf_counter()
+            client.predict([text])
+            if i >= 10:
+                http.append(time.perf_counter() - start)
+    writer = build_writer(WriterConfig(model="rnn", model_dir=model_dir, adapt=False, threads=threads))
+    try:
+        for i, text in enumerate(texts):
+            start = time.perf_counter()
+            root = writer.root(text)
+            writer.request([root]).result()
+            writer.release(root)
+            if i >= 10:
+                local.append(time.perf_counter() - start)
+    finally:
+        writer.close(save=False)
+    return {"in_process_predict": stats(local), "http_predict_1_context": stats(http)}
 
 
 def latency(url: str, repeats: int, big_repeats: int, rng: np.random.Generator, model: str) -> dict:
@@ -191,13 +224,17 @@ def main() -> None:
                             "python": platform.python_version()},
                 "model_dir": args.model_dir, "model": args.model, "ppm_train": args.ppm_train,
                 "server_threads": args.threads,
-                "latency": latency(url, args.repeats, args.big_repeats, rng, args.model),
+                "latency": {**predict_latency(url, args.model_dir, args.threads, args.repeats, rng),
+                            **latency(url, args.repeats, args.big_repeats, rng, args.model)},
                 "load": asyncio.run(load(url, args.clients, args.requests, args.sessions, args.model)),
             }
         finally:
             proc.terminate()  # SIGTERM: a graceful shutdown
             proc.wait(60)
-    report["single_context_p99_ok"] = report["latency"]["http_1_context"]["p99_ms"] <= 50.0
+    lat = report["latency"]
+    report["single_context_p99_ok"] = lat["http_1_context"]["p99_ms"] <= 50.0
+    report["predict_over_in_process_p50"] = round(lat["http_predict_1_context"]["p50_ms"]
+                                                  / lat["in_process_predict"]["p50_ms"], 2)
     report["load_without_errors"] = report["load"]["errors"] == 0
     print(json.dumps(report, indent=1))
 

@@ -196,7 +196,8 @@ def update_startup(tables: dict[str, dict], out: dict) -> tuple[str, str | None]
 
 
 def update_api(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
-    """``bench/api_bench.py`` (``--model rnn``) or ``bench/api_fairness.py`` (with or without ``--request-timeout``)."""
+    """``bench/api_bench.py`` (``--model rnn``), ``bench/api_fairness.py`` (with or without ``--request-timeout``) or
+    ``bench/bcipy_bench.py``."""
     if "big_request" in out:
         rows = rows_by_key(tables["api-fairness"])
         big, behind = ("big_timeout", "small_behind_timeout") if out["serve_args"] else ("big", "small_behind_big")
@@ -206,6 +207,12 @@ def update_api(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
         if not out["serve_args"]:
             rows["small_alone"]["seconds"] = out["small_alone_s"]
         return "api-fairness", "the rows " + ("with" if out["serve_args"] else "without") + " --request-timeout"
+    if "per_call_ms" in out:
+        rows = rows_by_key(tables["bcipy"])
+        for backend, figures in out["per_call_ms"].items():
+            for length, ms in figures.items():
+                rows[length][backend] = ms
+        return "bcipy", None
     if out.get("model", "rnn") != "rnn":
         raise SystemExit("the API table is the RNN's; this output is for --model " + out["model"])
     rows = rows_by_key(tables["api"])

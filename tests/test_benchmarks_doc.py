@@ -41,7 +41,8 @@ def test_the_documents_tables_match_bench_results():
 
 def test_the_document_is_short_and_every_table_has_its_command_and_date(report):
     text = report.DOC.read_text()
-    assert len(text.splitlines()) < 250
+    # current figures only, each area about a screen (how they came about is in docs/history/)
+    assert len(text.splitlines()) < 300
     tables = report.load_results()
     assert tables
     for table in tables.values():
