@@ -262,3 +262,17 @@ def test_without_bcipy_our_exception_is_a_value_error(lm, reload_adapter):
         other.predict_character("this_should_fail")
     with pytest.raises(ValueError):
         other.set_symbol_set(["\u2603"])
+
+
+def test_typing_a_symbol_at_a_time_answers_as_reading_the_evidence_afresh(lm):
+    """The adapter extends the context it holds (one step a symbol, back to a held context on a backspace): each
+    answer equals that of an adapter reading the whole evidence for the first time."""
+    evidence: list[str] = []
+    for symbol in "I_WANT_TEA<<<<COFFEE_PLEASE._<<THANKS":
+        evidence.append(symbol)
+        stepped = dict(lm.predict_character(evidence))
+        afresh = fresh(lm)
+        afresh.set_symbol_set(ALPHABET)
+        read = dict(afresh.predict_character(evidence))
+        assert stepped.keys() == read.keys()
+        assert max(abs(stepped[s] - read[s]) for s in stepped) < 1e-4, "".join(evidence)
