@@ -7,18 +7,57 @@ new one, never a mixture. Append-only records (a profile's progress) add a line 
 a crash can tear only that line, which their reader skips. A file that is corrupt or foreign is moved
 aside with ``set_aside`` (one suffix everywhere, ``.broken-<time>``), kept for inspection, and the
 program carries on without it.
+
+Every file the program reads that a user, another program or a crash could have replaced is read through
+``read_bounded``: opened without blocking, accepted only when it is a regular file (not a FIFO, a device, a
+folder, or a link to one), and only up to a size bound, so nothing put in a file's place can hang the program
+or fill its memory.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
 
 BROKEN = ".broken-"
 TEMP_SUFFIX = ".tmp"
+MiB = 1024 * 1024
+
+
+class UnreadableFile(OSError):
+    """A file that is not a regular file, or larger than the bound its reader sets."""
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The bytes of ``path`` when it is a regular file (or a link to one) of at most ``limit`` bytes; an
+    ``UnreadableFile`` saying which it is not, a ``FileNotFoundError`` or another ``OSError`` otherwise. A FIFO or
+    a device is never waited on (the file is opened non-blocking, then checked before anything is read)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode) else \
+                "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a regular file"
+            raise UnreadableFile(f"{path} is {kind}, not a file this program reads")
+        if info.st_size > limit:
+            raise UnreadableFile(f"{path} has {info.st_size:,} bytes, more than the {limit:,} it may have")
+        chunks, size = [], 0
+        while size <= limit:  # read to the end, not to st_size: the file may have grown since
+            chunk = os.read(fd, min(limit + 1 - size, MiB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise UnreadableFile(f"{path} grew beyond the {limit:,} bytes it may have while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _fsync_folder(folder: Path) -> None:
