@@ -77,26 +77,11 @@ def train(out: Path, paths: list[str], alphabet: str, steps: int, args: argparse
 
 
 def union_alphabet(codes: list[str], path: Path) -> Path:
-    """One alphabet with every symbol of the languages' alphabets (the first one's order, then the rest's new ones)."""
-    from dasher_rnn.alphabet import Alphabet, SymbolGroup
-    from dasher_rnn.languages import language_alphabet
+    """The languages' union alphabet (``dasher_rnn.languages.union_alphabet``) written to ``path``."""
+    from dasher_rnn.languages import union_alphabet as union
 
-    alphabets = [language_alphabet(code) for code in codes]
-    groups: dict[str, list[str]] = {}
-    colours: dict[str, str] = {}
-    seen: set[str] = set()
-    for alphabet in alphabets:
-        for group in alphabet.groups:
-            colours.setdefault(group.name, group.colour)
-            for ch in group.symbols:
-                if ch not in seen:
-                    seen.add(ch)
-                    groups.setdefault(group.name, []).append(ch)
-    glyphs = {k: v for a in alphabets for k, v in a.glyphs.items()}
-    union = Alphabet(f"union-{'-'.join(codes)}", tuple(SymbolGroup(n, colours[n], "".join(s)) for n, s in groups.items()),
-                     glyphs, f"every symbol of {', '.join(codes)}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(union.to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
+    path.write_text(json.dumps(union(codes).to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
     return path
 
 

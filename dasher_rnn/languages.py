@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from dasher_rnn.alphabet import MAX_SYMBOLS, Alphabet, AlphabetError, load_alphabet
+from dasher_rnn.alphabet import MAX_SYMBOLS, Alphabet, AlphabetError, SymbolGroup, load_alphabet
 from dasher_rnn.cldr import build, entries, find_language
 from dasher_rnn.paths import ASSETS_DIR, MODELS_DIR
 
@@ -60,7 +60,8 @@ def language_alphabet(code: str) -> Alphabet:
 
 @cache
 def _shipped_models() -> dict[str, tuple[str, ...]]:
-    """The shipped model folders by the language they write (an English alphabet's model writes en)."""
+    """The shipped model folders by the language they write (an English alphabet's model writes en; a multilingual
+    model each language of its ``languages``)."""
     models: dict[str, list[str]] = {}
     for config_path in sorted(MODELS_DIR.glob("*/config.json")):
         try:
@@ -68,9 +69,11 @@ def _shipped_models() -> dict[str, tuple[str, ...]]:
             alphabet = config.get("alphabet") or {}
             name = str(alphabet.get("name", ""))
             code = alphabet.get("language") or config.get("language") or ("en" if name.startswith("english") else name)
+            codes = list(config.get("languages") or {}) or [code]  # a multilingual model writes each it lists
         except (OSError, ValueError, AttributeError):
             continue
-        models.setdefault(str(code), []).append(config_path.parent.name)
+        for code in codes:
+            models.setdefault(str(code), []).append(config_path.parent.name)
     return {k: tuple(v) for k, v in models.items()}
 
 
@@ -103,3 +106,22 @@ def languages() -> list[Language]:
                             orientation=alphabet.orientation, alphabet=alphabet.name, symbols=len(alphabet),
                             letters=letters, kept=kept, ppm_text=training_text(code), rnn=models.get(code, ())))
     return out
+
+
+def union_alphabet(codes: list[str]) -> Alphabet:
+    """One alphabet with every symbol of the languages' alphabets (the first one's order, then the others' new ones,
+    each in its group): what a multilingual model is trained on, each language's alphabet a subset of it."""
+    alphabets = [language_alphabet(code) for code in codes]
+    groups: dict[str, list[str]] = {}
+    colours: dict[str, str] = {}
+    seen: set[str] = set()
+    for alphabet in alphabets:
+        for group in alphabet.groups:
+            colours.setdefault(group.name, group.colour)
+            for ch in group.symbols:
+                if ch not in seen:
+                    seen.add(ch)
+                    groups.setdefault(group.name, []).append(ch)
+    glyphs = {k: v for a in alphabets for k, v in a.glyphs.items()}
+    return Alphabet(f"union-{'-'.join(codes)}", tuple(SymbolGroup(n, colours[n], "".join(s)) for n, s in groups.items()),
+                    glyphs, f"every symbol of {', '.join(codes)}")

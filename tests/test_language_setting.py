@@ -127,3 +127,70 @@ def test_the_window_switches_language_without_a_restart(qtbot, tmp_path, monkeyp
     assert c.zoom.alphabet.language == "he"  # nothing changed
     window.set_language("en")
     assert c.zoom.alphabet.language == "en" and c.writer.status().profile == "anna"
+
+
+GERMAN = "Ich möchte bitte eine Tasse Tee. Schöne Grüße an die Familie! Wir gehen heute in den Garten.\n"
+FRENCH = "Je voudrais une tasse de thé, s'il vous plaît. Ça va très bien! Nous allons au jardin.\n"
+
+
+@pytest.fixture(scope="module")
+def multilingual_model(tmp_path_factory):
+    """A tiny model of German and French (their union alphabet), trained by `train` with an initial state per
+    language (`--language-state`)."""
+    from dasher_rnn.languages import union_alphabet
+
+    tmp = tmp_path_factory.mktemp("multilingual")
+    (tmp / "alphabet.json").write_text(json.dumps(union_alphabet(["de", "fr"]).to_json(), ensure_ascii=False))
+    for name, text in (("german", GERMAN), ("french", FRENCH)):
+        (tmp / f"{name}.txt").write_text((text * 3 + "\n") * 40)  # 40 documents
+    assert main(["train", str(tmp / "german.txt"), str(tmp / "french.txt"), "--out", str(tmp / "run"),
+                 "--alphabet", str(tmp / "alphabet.json"), "--embed", "8", "--hidden", "32", "--steps", "30",
+                 "--batch-size", "8", "--seq-len", "32", "--eval-every", "1000", "--checkpoint-every", "1000",
+                 "--threads", "1", "--no-progress", "--val-fraction", "0.3", "--language-state", "de=german",
+                 "--language-state", "fr=french"]) == 0
+    return tmp / "run" / "model"
+
+
+def test_a_multilingual_model_writes_each_language_over_its_own_alphabet(multilingual_model, tmp_path):
+    import numpy as np
+
+    from dasher_rnn.languages import language_alphabet
+
+    config = json.loads((multilingual_model / "config.json").read_text())
+    assert set(config["languages"]) == {"de", "fr"} and "languages.safetensors" in config["files"]
+    roots = {}
+    for code in ("de", "fr"):
+        writer = build_writer(WriterConfig(model="rnn", model_dir=multilingual_model, language=code, adapt=False))
+        try:
+            assert writer.alphabet.symbols == language_alphabet(code).symbols
+            assert f"writing {code}" in writer.description
+            root = writer.root("")
+            roots[code] = writer.request([root]).result()[0].probs
+            assert roots[code].shape == (len(writer.alphabet),) and abs(roots[code].sum() - 1) < 1e-5
+            child = writer.child(writer.root("Sch"), "ö" if code == "de" else "é")
+            assert abs(writer.request([child]).result()[0].probs.sum() - 1) < 1e-5
+        finally:
+            writer.close()
+    shared = [ch for ch in language_alphabet("de").symbols if ch in language_alphabet("fr")]
+    de_alphabet, fr_alphabet = language_alphabet("de"), language_alphabet("fr")
+    de_share = np.array([roots["de"][de_alphabet.index(ch)] for ch in shared])
+    fr_share = np.array([roots["fr"][fr_alphabet.index(ch)] for ch in shared])
+    assert np.abs(de_share / de_share.sum() - fr_share / fr_share.sum()).max() > 1e-6  # each its own initial state
+
+
+def test_a_multilingual_model_learns_a_language_into_its_profile(multilingual_model, tmp_path):
+    config = WriterConfig(model="rnn", model_dir=multilingual_model, language="de", profile="anna",
+                          profiles_dir=tmp_path)
+    writer = build_writer(config)
+    try:
+        writer.commit("Schöne Grüße!\n" * 3)
+        writer.flush()
+        assert writer.status().characters_adapted > 0
+        writer.save()
+    finally:
+        writer.close()
+    again = build_writer(config)
+    try:
+        assert again.status().characters_adapted > 0 and again.status().profile == "anna.de"
+    finally:
+        again.close()

@@ -189,8 +189,13 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
 
     model_dir = Path(config.model_dir or DEFAULT_MODEL_DIR)
     backend = config.backend
-    folder = open_model(model_dir) if _stateful(config) else None  # the writing session adapts the torch network
-    if folder is not None:
+    language = _written_language(model_dir, config.language)
+    # the writing session adapts the torch network; a multilingual model takes the language's initial state
+    folder = open_model(model_dir) if _stateful(config) or language else None
+    if folder is not None and language:
+        folder = folder.for_language(language)
+    if _stateful(config):
+        assert folder is not None
         # adapted weights are swapped into the predictor: the torch backends can, and onnxruntime can when the
         # folder's int8 export is the fused LSTM step and no state adapter is adapting
         if backend == "cuda" or (backend == "auto" and cuda_available()):
@@ -211,6 +216,17 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
         folder = folder or open_model(model_dir)
         model_config, alphabet = folder.config, folder.alphabet
         source = make_backend(folder, backend, config.threads, config.zero_state)
+    if language:  # the language's alphabet, a subset of the model's: the distributions renormalised over it
+        from dasher_rnn.languages import language_alphabet
+        from dasher_rnn.lm.model_io import ModelFileError
+        from dasher_rnn.predictor.backends import LanguageView
+
+        writing = language_alphabet(language)
+        missing = "".join(ch for ch in writing.symbols if ch not in alphabet)
+        if missing:
+            raise ModelFileError(f"{model_dir}: the model's alphabet lacks {missing!r} of {language!r}")
+        source = LanguageView(source, [alphabet.index(ch) for ch in writing.symbols])
+        alphabet = writing
     service = PredictorService(source, alphabet, budget=config.budget, floor=config.floor)
     session = None
     if _stateful(config):
@@ -228,7 +244,20 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
         except BaseException:
             service.close()
             raise
-    return service, session, folder, describe_model(model_dir, model_config), notice
+    about = describe_model(model_dir, model_config) + (f" writing {language}" if language else "")
+    return service, session, folder, about, notice
+
+
+def _written_language(model_dir: Path, code: str | None) -> str | None:
+    """The language ``code`` when the model in ``model_dir`` is a multilingual one that writes it, else None."""
+    if not code:
+        return None
+    from dasher_rnn.languages import find_language
+    from dasher_rnn.lm.model_io import read_checked_config
+
+    model_config, _ = read_checked_config(model_dir)
+    found = find_language(code) or code
+    return found if found in (model_config.get("languages") or {}) else None
 
 
 def describe_model(model_dir: Path, model_config: dict) -> str:

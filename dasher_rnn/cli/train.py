@@ -61,7 +61,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lowercase-frac", type=float, default=0.0,
                    help="case augmentation: share of lines (messages) lower-cased in training batches")
     p.add_argument("--corpus-cache", help="folder of the encoded corpus (default: OUT/corpus)")
+    p.add_argument("--language-state", action="append", default=[], metavar="CODE=SOURCE[,SOURCE...]",
+                   help="a multilingual model: when finished, learn an initial state for language CODE on the starts "
+                        "of these training sources (their names as printed), so that it writes CODE (repeatable)")
     p.set_defaults(func=run)
+
+
+def language_states(specs: list[str]) -> dict[str, list[str]]:
+    """``--language-state CODE=SOURCE,SOURCE`` options as ``{code: [source names]}``; a ``ValueError`` naming a bad
+    one (no ``=``, no source, or a code that is not a language)."""
+    from dasher_rnn.languages import find_language
+
+    out: dict[str, list[str]] = {}
+    for spec in specs:
+        code, _, names = spec.partition("=")
+        sources = [n.strip() for n in names.split(",") if n.strip()]
+        found = find_language(code.strip())
+        if not sources or found is None:
+            raise ValueError(f"--language-state {spec!r}: give a language code and its sources, e.g. de=de_Latn")
+        out[found] = sources
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,6 +126,7 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
 
     main = not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
     say = print if main else (lambda *_a, **_k: None)
+    states = language_states(args.language_state)
     alphabet = load_alphabet(args.alphabet)
     if args.paths:
         specs = sources_from_paths(args.paths)
@@ -121,6 +141,9 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
     corpus = build_corpus(specs, alphabet, cache, val_fraction=args.val_fraction)
     for row in corpus.summary():
         say(f"source {row['name']}: weight {row['weight']}, {row['train_chars']:,} train / {row['val_chars']:,} val chars")
+    unknown = sorted({n for names in states.values() for n in names} - {s.name for s in corpus.sources})
+    if unknown:
+        raise ValueError(f"--language-state names sources this run does not have: {', '.join(unknown)}")
     tc = TrainConfig(
         steps=args.steps, batch_size=args.batch_size, seq_len=args.seq_len, lr=args.lr, warmup=args.warmup,
         decay_frac=args.decay_frac, weight_decay=args.weight_decay, clip=args.clip, eval_every=args.eval_every,
@@ -169,5 +192,5 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()
     if trainer.is_main:
-        finish_model(trainer, args.model_out or out / "model")
+        finish_model(trainer, args.model_out or out / "model", language_states=states)
     return 0

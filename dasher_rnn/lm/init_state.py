@@ -3,6 +3,8 @@ first characters of message and sentence starts, early-stopping on held-out star
 
 A zero state makes the first characters of every message expensive; feeding a fake prefix
 does not fix it for an RNN. Learning the state the network should be in at a message start does.
+A multilingual model learns one such state for each language it writes, on that language's own starts
+(``learn_language_states``).
 """
 
 from __future__ import annotations
@@ -120,3 +122,28 @@ def learn_initial_state(model: CharRNN, corpus: Corpus, length: int = 10, train_
     return {"start_length": length, "zero_state_bpc": round(zero_bpc, 4), "learned_state_bpc": round(best, 4),
             "train_starts": len(train), "val_starts": len(val), "epochs": epoch + 1,
             "lowercase_fraction": lowercase_fraction}
+
+
+def learn_language_states(model: CharRNN, corpus: Corpus, sources_by_language: dict[str, list[str]], seed: int = 0,
+                          log=print) -> tuple[dict[str, torch.Tensor], dict]:
+    """A learned initial state for each language (``{code: [source names]}``), each fitted from the model's shared
+    state on the starts of that language's sources alone; the model keeps its own ``h0``/``c0``. Returns the
+    tensors (``CODE.h0``, ``CODE.c0``) and, by language, its sources and held-out start figures."""
+    shared = (model.h0.detach().clone(), model.c0.detach().clone())
+    tensors: dict[str, torch.Tensor] = {}
+    info: dict[str, dict] = {}
+    for code, names in sources_by_language.items():
+        unknown = sorted(set(names) - {s.name for s in corpus.sources})
+        if unknown:
+            raise ValueError(f"language {code}: no training source named {', '.join(unknown)}")
+        with torch.no_grad():
+            model.h0.copy_(shared[0])
+            model.c0.copy_(shared[1])
+        own = Corpus(corpus.alphabet, [s for s in corpus.sources if s.name in names])
+        log(f"initial state for {code} ({', '.join(names)}):")
+        info[code] = {"sources": list(names), **learn_initial_state(model, own, seed=seed, log=log)}
+        tensors[f"{code}.h0"], tensors[f"{code}.c0"] = model.h0.detach().clone(), model.c0.detach().clone()
+    with torch.no_grad():
+        model.h0.copy_(shared[0])
+        model.c0.copy_(shared[1])
+    return tensors, info

@@ -7,7 +7,11 @@ A model directory holds
 - ``msg.safetensors``: mean squared gradients over training batches (for RMS dynamic evaluation);
 - ``model.onnx``: the batched one-step function for onnxruntime;
 - ``model.int8.onnx`` (optional): the step with int8 weights, verified against torch (for a plain LSTM the fused
-  step of ``lm/fused_step.py``, whose weights an adapting backend replaces).
+  step of ``lm/fused_step.py``, whose weights an adapting backend replaces);
+- ``languages.safetensors`` (a multilingual model): a learned initial state for each language it writes
+  (``CODE.h0``, ``CODE.c0``), listed with their figures under ``languages`` in config.json. Writing one language,
+  the model starts each message from that language's state (``ModelFolder.for_language``) and its distributions
+  are renormalised over that language's alphabet, a subset of the model's (``predictor.backends.LanguageView``).
 Loading checks everything and raises ``ModelFileError`` naming the file and the mismatch.
 """
 
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +40,7 @@ MSG_FILE = "msg.safetensors"
 ONNX_FILE = "model.onnx"
 INT8_ONNX_FILE = "model.int8.onnx"  # optional: the int8 export (lm/onnx_export.py::export_int8), used by onnxruntime when present
 CONFIG_FILE = "config.json"
+LANGUAGES_FILE = "languages.safetensors"
 
 
 class ModelFileError(ValueError):
@@ -109,7 +114,7 @@ def write_config(model_dir: Path, config: dict) -> None:
     config = dict(config, format=MODEL_FORMAT)
     config["files"] = {
         name: sha256_file(model_dir / name)
-        for name in (WEIGHTS_FILE, MSG_FILE, ONNX_FILE, INT8_ONNX_FILE)
+        for name in (WEIGHTS_FILE, MSG_FILE, ONNX_FILE, INT8_ONNX_FILE, LANGUAGES_FILE)
         if (model_dir / name).is_file()
     }
     atomic_write(model_dir / CONFIG_FILE, (json.dumps(config, indent=2) + "\n").encode())
@@ -169,11 +174,34 @@ class ModelFolder:
     config: dict
     alphabet: Alphabet
     weights: dict[str, torch.Tensor]
+    language: str | None = None  # the language written, for a multilingual model viewed through ``for_language``
 
     @property
     def base_hash(self) -> str:
-        """SHA-256 of the weights file: what a profile's adapted weights belong to."""
-        return self.config["files"][WEIGHTS_FILE]
+        """SHA-256 of the weights file (and the language written): what a profile's adapted weights belong to."""
+        digest = self.config["files"][WEIGHTS_FILE]
+        return digest if self.language is None else f"{digest}:{self.language}"
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages a multilingual model has a learned initial state for (none for a one-language model)."""
+        return tuple(self.config.get("languages") or {})
+
+    def for_language(self, code: str) -> ModelFolder:
+        """This model writing ``code``: its weights with that language's learned initial state. ``ModelFileError``
+        when the model has none for it, or its file does not match config.json."""
+        if code not in self.languages:
+            raise ModelFileError(f"{self.path}: no initial state for language {code!r} "
+                                 f"(it has {', '.join(self.languages) or 'none'})")
+        verify_hash(self.path, self.config, LANGUAGES_FILE)
+        states = load_tensors(self.path / LANGUAGES_FILE)
+        weights = dict(self.weights)
+        for name in ("h0", "c0"):
+            state = states.get(f"{code}.{name}")
+            if state is None or state.shape != weights[name].shape:
+                raise ModelFileError(f"{self.path / LANGUAGES_FILE}: {code}.{name} is missing or has the wrong shape")
+            weights[name] = state.float()
+        return replace(self, weights=weights, language=code)
 
     def network(self, device: str | torch.device = "cpu") -> CharRNN:
         """A fresh copy of the network (eval mode, float32)."""

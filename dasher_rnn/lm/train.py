@@ -374,16 +374,19 @@ def new_model(alphabet: Alphabet, embed: int, hidden: int, layers: int, cell: st
                              **cell_options))
 
 
-def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:
-    """After training: learn the initial state, compute MS_g, write the model directory and its ONNX export."""
-    from dasher_rnn.lm.init_state import learn_initial_state
-    from dasher_rnn.lm.model_io import MSG_FILE, read_config, save_model, write_config
+def finish_model(trainer: Trainer, model_dir: str | Path, log=print,
+                 language_states: dict[str, list[str]] | None = None) -> dict:
+    """After training: learn the initial state (and one per language of ``language_states``, ``{code: [source
+    names]}``, for a multilingual model), compute MS_g, write the model directory and its ONNX export."""
+    from dasher_rnn.lm.init_state import learn_initial_state, learn_language_states
+    from dasher_rnn.lm.model_io import LANGUAGES_FILE, MSG_FILE, read_config, save_model, write_config
     from dasher_rnn.lm.msg import mean_squared_gradients
     from dasher_rnn.lm.onnx_export import export_onnx
 
     model, corpus, tc = trainer.model, trainer.corpus, trainer.tc
     model_dir = Path(model_dir)
     init = learn_initial_state(model, corpus, seed=tc.seed, log=log)
+    states, languages = learn_language_states(model, corpus, language_states or {}, seed=tc.seed, log=log)
     msg, msg_info = mean_squared_gradients(model, corpus, seed=tc.seed + 1)
     val = evaluate_corpus(model, corpus, tc.val_chars, trainer.device)
     info: dict[str, Any] = {
@@ -395,10 +398,15 @@ def finish_model(trainer: Trainer, model_dir: str | Path, log=print) -> dict:
         },
         "validation_bpc": {k: round(v, 4) for k, v in val.items()},
         "initial_state": init,
+        "languages": languages,
         "msg": msg_info,
     }
     save_model(model_dir, model, corpus.alphabet, info=info)
     save_tensors(model_dir / MSG_FILE, msg, metadata={k: str(v) for k, v in msg_info.items()})
+    if states:
+        save_tensors(model_dir / LANGUAGES_FILE, states)
+    else:
+        (model_dir / LANGUAGES_FILE).unlink(missing_ok=True)
     write_config(model_dir, read_config(model_dir))
     info["onnx_max_abs_diff"] = export_onnx(model_dir)
     log(f"model written to {model_dir}: validation {info['validation_bpc']['overall']:.4f} bits/char, "

@@ -12,7 +12,7 @@ The onnxruntime backend never imports torch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -195,10 +195,10 @@ class OnnxBackend:
         self._c0 = weights["c0"].astype(np.float32)
         self.cell_size = self._c0.shape[-1]
         recorded = config.get("onnx", {}).get("root_log_probs")
-        if recorded is not None:
-            self._root_logp = np.array(recorded, np.float32)
+        if weights["head.weight"].shape[-1] == self.hidden or recorded is None:  # the head reads h alone
+            self._root_logp = _head_log_probs(self._h0, weights)  # (the h0 given: a language's, for one)
         else:
-            self._root_logp = _head_log_probs(self._h0, weights)
+            self._root_logp = np.array(recorded, np.float32)
         self._threads = threads
         self.session = self._session(graph)
 
@@ -253,6 +253,37 @@ class OnnxBackend:
         for s in symbols:
             logp, h, c = self.step(np.array([s]), h, c)
         return logp[0], h[:, 0], c[:, 0]
+
+
+class LanguageView:
+    """A multilingual model writing one language, whose alphabet is a subset of the model's: symbols go in as the
+    model's ids (``index[k]`` is the model's id of the language's symbol ``k``) and each distribution comes out
+    over the language's symbols alone, renormalised (the model's softmax restricted to them). Everything else is
+    the inner backend's, adapted weights included (they are the whole model's)."""
+
+    def __init__(self, inner: Backend, index: Sequence[int] | np.ndarray):
+        self.inner, self.index = inner, np.asarray(index, dtype=np.int64)
+        self.name, self.layers, self.hidden, self.cell_size = inner.name, inner.layers, inner.hidden, inner.cell_size
+        self.vocab = len(self.index)
+        self.can_swap_weights = inner.can_swap_weights
+
+    def _project(self, log_probs: np.ndarray) -> np.ndarray:
+        return log_softmax(log_probs[..., self.index]).astype(np.float32)
+
+    def initial(self):
+        log_probs, h, c = self.inner.initial()
+        return self._project(log_probs), h, c
+
+    def step(self, symbols, h, c):
+        log_probs, h2, c2 = self.inner.step(self.index[np.asarray(symbols, dtype=np.int64)], h, c)
+        return self._project(log_probs), h2, c2
+
+    def run(self, symbols, h, c):
+        log_probs, h2, c2 = self.inner.run(self.index[np.asarray(symbols, dtype=np.int64)], h, c)
+        return self._project(log_probs), h2, c2
+
+    def prepare_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> Callable[[], None]:
+        return self.inner.prepare_weights(state_dict, adapter)
 
 
 def _head_log_probs(h0: np.ndarray, weights: Mapping[str, np.ndarray]) -> np.ndarray:
