@@ -5,7 +5,10 @@ when it changed and at least ``interval`` seconds passed since the last write, a
 closes. Saving the text to a file marks it saved. At the next start, text that was never saved is moved to
 ``recovered-<time>.json`` beside the journal and offered back (``pending``) until the user restores or
 discards it, so writing before answering never overwrites it. JSON files in the user data folder
-(``DASHER_RNN_JOURNAL`` overrides the journal's path), readable by the user only; a corrupt one is set aside.
+(``DASHER_RNN_JOURNAL`` overrides the journal's path), readable by the user only. They are read with
+``files.read_bounded``: a corrupt or oversized one is set aside, one that is not a regular file (a FIFO, a link
+to a device) is ignored (the next write replaces it), and a lone surrogate in the text (a hand edit: JSON
+can say ``"\\ud800"``, which no file can hold) becomes U+FFFD, and the entry says so.
 """
 
 from __future__ import annotations
@@ -13,19 +16,21 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
-from dasher_rnn.files import atomic_write, set_aside
+from dasher_rnn.files import UnreadableFile, atomic_write, read_bounded, set_aside
 
 log = logging.getLogger(__name__)
 
 ENV_VAR = "DASHER_RNN_JOURNAL"
 FORMAT = 1
 MAX_BYTES = 64 << 20  # a journal larger than this is not text someone wrote by hand: set it aside
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON decoding pairs the halves that belong together: these are lone
 
 
 def default_path() -> Path:
@@ -40,6 +45,12 @@ class Entry:
     text: str
     saved: bool  # it was saved to a file (or discarded) after it was last changed
     updated: str  # local time of the last write, for the user
+    repaired: str = ""  # what was changed in the text to make it usable, for the user ("" when nothing)
+
+
+def sanitise(text: str) -> tuple[str, int]:
+    """``text`` with each lone surrogate (which cannot be encoded, shown or typed) as U+FFFD, and how many."""
+    return _SURROGATE.subn("\ufffd", text)
 
 
 class Journal:
@@ -71,23 +82,36 @@ class Journal:
 
     def _read(self, path: Path) -> Entry | None:
         try:
-            if path.stat().st_size > MAX_BYTES:
-                raise ValueError(f"larger than {MAX_BYTES} bytes")
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_bounded(path, MAX_BYTES).decode("utf-8"))
             if not (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("text"), str)
                     and isinstance(data.get("saved"), bool)):
                 raise ValueError("not a journal of format 1")
-            return Entry(data["text"], data["saved"], str(data.get("updated", "")))
+            text, lone = sanitise(data["text"])
+            repaired = f"{lone} {'character' if lone == 1 else 'characters'} that no file can hold (lone " \
+                       f"surrogates) {'is' if lone == 1 else 'are'} shown as \ufffd" if lone else ""
+            if repaired:
+                log.warning("journal %s: %s", path, repaired)
+            return Entry(text, data["saved"], str(data.get("updated", ""))[:100], repaired)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, RecursionError) as exc:
-            try:
-                moved = set_aside(path)
-                self.notice = f"The journal of unsaved text was unreadable ({exc}); it was kept as {moved}."
-            except OSError as move_error:
-                self.notice = f"The journal of unsaved text {path} is unreadable ({exc}; {move_error})."
+        except UnreadableFile as exc:
+            if path.is_file():  # too large: kept aside, as a corrupt one is
+                self._set_aside(path, exc)
+                return None
+            self.notice = f"The journal of unsaved text is unusable ({exc}); it is ignored, and replaced by the next write."
             log.warning(self.notice)
-            return None
+        except (OSError, ValueError, RecursionError) as exc:
+            self._set_aside(path, exc)
+        return None
+
+    def _set_aside(self, path: Path, exc: Exception) -> None:
+        """A journal that cannot be read is kept aside, and the user is told where."""
+        try:
+            moved = set_aside(path)
+            self.notice = f"The journal of unsaved text was unreadable ({exc}); it was kept as {moved}."
+        except OSError as move_error:
+            self.notice = f"The journal of unsaved text {path} is unreadable ({exc}; {move_error})."
+        log.warning(self.notice)
 
     # -- from the window ---------------------------------------------------------------------
     def note(self, text: str) -> None:

@@ -3,9 +3,11 @@
 ``Preferences`` is one typed, validated (pydantic) model of everything the app remembers; ``SettingsStore`` is
 the one place that loads and saves it. The file lives in the platformdirs user config folder
 (``settings.json``), or where ``DASHER_RNN_CONFIG`` (a file path) or an explicit path says. Loading never
-fails: a missing file gives the defaults, a corrupt one is moved aside (``settings.json.bad-<timestamp>``) and
-a bad value falls back to its default (the speed is clamped into range instead); ``notice`` then says what
-happened, for the UI to show. Saving is atomic (temporary file, fsync, rename), so a crash mid-write leaves
+fails: a missing file gives the defaults, a corrupt or oversized one (over ``MAX_BYTES``; it is read with
+``files.read_bounded``) is moved aside (``files.set_aside``: ``settings.json.broken-<time>``), one that is not
+a regular file (a FIFO, a link to a device) is ignored and replaced at the next save, and a bad value falls
+back to its default (the speed is clamped into range instead); ``notice`` then says what happened, for the UI
+to show. Saving is atomic (temporary file, fsync, rename), so a crash mid-write leaves
 the previous file intact.
 
 The engine never sees these preferences: the UI turns them into the plain values the writing controller
@@ -19,7 +21,6 @@ import logging
 import math
 import os
 import tempfile
-import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -36,6 +37,7 @@ from pydantic import (
     field_validator,
 )
 
+from dasher_rnn.files import UnreadableFile, read_bounded, set_aside
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.zoom.controller import (
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 
 ENV_VAR = "DASHER_RNN_CONFIG"
 FILE_NAME = "settings.json"
+MAX_BYTES = 1 << 20  # a few kilobytes are written: a larger file is not settings
 INPUTS = ("mouse", "gaze-udp", "tobii", "dasher-socket")
 COLOUR_SCHEMES = ("default", "high-contrast")
 OUTPUTS = ("panel", "direct")  # direct: also typed into the program that has the keyboard focus
@@ -162,6 +165,9 @@ class Preferences(BaseModel):
     # click); None: as the input preset says (on for the eye tracker and the head mouse)
     control_mode: bool | None = None
     tutorial_done: bool = False  # the first-run tutorial was shown (finished or skipped): it no longer opens by itself
+    # gaze over UDP and Dasher's socket input count only datagrams that carry this shared secret ("": any local
+    # program's; see dasher_rnn/input/udp.py and docs/ARCHITECTURE.md, "Who may send input")
+    input_token: Annotated[str, Field(max_length=128, pattern=r"^[!-~]*$")] = ""
 
     @field_validator("*", mode="wrap")
     @classmethod
@@ -223,8 +229,13 @@ class SettingsStore:
         """The saved preferences, or defaults (never raises for a bad file; see ``notice``)."""
         self.notice = None
         try:
-            raw = self.path.read_bytes()
+            raw = read_bounded(self.path, MAX_BYTES)
         except FileNotFoundError:
+            return Preferences()
+        except UnreadableFile as exc:  # not a regular file (ignored; the next save replaces it), or too large
+            self.notice = self._move_aside(str(exc)) if self.path.is_file() else \
+                f"The settings file is unusable ({exc}); it is ignored and the default settings are used."
+            log.warning("%s", self.notice)
             return Preferences()
         except OSError as exc:
             self.notice = f"Could not read the settings file {self.path} ({exc}); using the default settings."
@@ -245,9 +256,8 @@ class SettingsStore:
         return prefs
 
     def _move_aside(self, reason: str) -> str:
-        bad = self.path.with_name(f"{self.path.name}.bad-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
-            os.replace(self.path, bad)
+            bad = set_aside(self.path)
         except OSError as exc:
             return f"The settings file {self.path} is corrupt ({reason}) and could not be moved aside ({exc}); " \
                    "using the default settings."

@@ -6,21 +6,24 @@ import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
+from dasher_rnn.files import read_bounded
+
+MAX_BYTES = 1 << 30  # one text file; a training corpus is many of them
 
 class TextFileError(ValueError):
     """A text file could not be read as UTF-8 text; the message names the file and offset."""
 
 
-def read_text(path: str | Path, *, replace_errors: bool = False) -> str:
-    """Read a UTF-8 text file.
+def read_text(path: str | Path, *, replace_errors: bool = False, limit: int = MAX_BYTES) -> str:
+    """Read a UTF-8 text file of at most ``limit`` bytes.
 
     Binary files (containing NUL bytes) and invalid UTF-8 raise ``TextFileError`` naming the
-    file and byte offset. With ``replace_errors`` invalid bytes become U+FFFD and a warning
-    says how many there were.
+    file and byte offset, as do a FIFO, a device or a larger file (``files.read_bounded``).
+    With ``replace_errors`` invalid bytes become U+FFFD and a warning says how many there were.
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_bounded(path, limit)
     except OSError as exc:
         raise TextFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
     nul = data.find(b"\x00")

@@ -44,7 +44,7 @@ def test_corrupt_file_is_moved_aside(store):
     store.path.write_text('{"speed_bps": 2.0,')
     assert store.load() == Preferences()
     assert "corrupt" in store.notice
-    kept = list(store.path.parent.glob("settings.json.bad-*"))
+    kept = list(store.path.parent.glob("settings.json.broken-*"))  # files.set_aside, as every file set aside
     assert len(kept) == 1 and kept[0].read_text() == '{"speed_bps": 2.0,'
     assert not store.path.exists()
     store.save(Preferences())

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from dasher_rnn.adapt.profiles import ProfileStore, encode_weights
-from dasher_rnn.adapt.user_corpus import Document
+from dasher_rnn.adapt.user_corpus import MAX_CHARS, Document
 from dasher_rnn.alphabet import BREAK, Alphabet
 from dasher_rnn.files import atomic_write
 from dasher_rnn.lm.corpus import document_hash
@@ -51,6 +51,7 @@ class CorpusAdaptConfig:
     max_unknown: float = 0.3  # messages with more than this fraction outside the alphabet are dropped
     patience: int = 1
     seed: int = 0
+    max_chars: int = MAX_CHARS  # characters of the user's writing read (``user_corpus.read_user_corpus``)
 
 
 @dataclass

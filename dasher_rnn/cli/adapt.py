@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dasher_rnn.cli.options import CORPUS_ADAPT, add_profiles_dir, config_default
+from dasher_rnn.cli.options import CORPUS_ADAPT, add_profiles_dir, config_default, positive_int
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 
@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="auto", help="auto, cpu, cuda")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--max-chars", type=positive_int, default=config_default(CORPUS_ADAPT, "max_chars"),
+                   help="use at most this many characters of your writing (the files after are left out, and said)")
     p.add_argument("--no-ppm", action="store_true", help="leave the profile's PPM and mixing weights as they are")
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
                    help="PPM training text, when the profile has no PPM state yet (repeatable)")
@@ -46,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_name(args.profile)  # a name that cannot be a profile is said at once, and no reset is suggested for it
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
-    documents, read_report = read_user_corpus(args.paths)
+    documents, read_report = read_user_corpus(args.paths, max_chars=args.max_chars, progress=not args.no_progress)
     for path, reason in read_report.unreadable.items():
         print(f"dasher-rnn adapt: error: {path}: {reason}", file=sys.stderr)
     if read_report.unreadable:
@@ -57,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {path}: not valid UTF-8, {count} bytes replaced", file=sys.stderr)
     if read_report.duplicates:
         print(f"dropped {read_report.duplicates} duplicate documents")
+    if read_report.left_out:
+        shown = ", ".join(read_report.left_out[:3]) + (", ..." if len(read_report.left_out) > 3 else "")
+        print(f"warning: your writing is longer than --max-chars ({args.max_chars:,} characters): the first "
+              f"{read_report.characters:,} characters are used, {len(read_report.left_out):,} files or messages are "
+              f"left out ({shown}); --max-chars reads more, and adapting to more takes longer", file=sys.stderr)
+    print(f"read {read_report.files:,} files: {read_report.characters:,} characters of writing", file=sys.stderr)
     if not documents:
         raise ValueError("the corpus is empty: no readable text in " + ", ".join(args.paths))
     folder = open_model(args.model_dir)

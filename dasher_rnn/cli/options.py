@@ -83,12 +83,35 @@ def port(text: str) -> int:
     return value
 
 
+def positive_int(text: str) -> int:
+    """A whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
+
+
 def socket_label(text: str) -> str:
     """A label of Dasher's socket input."""
     from dasher_rnn.input.dasher_socket import check_label
 
     try:
         return check_label(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def input_token(text: str) -> str:
+    """The input token that gaze and socket datagrams must carry ("" for none)."""
+    from dasher_rnn.input.udp import check_token
+
+    if text == "":
+        return text
+    try:
+        return check_token(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

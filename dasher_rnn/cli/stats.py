@@ -28,6 +28,12 @@ def run(args: argparse.Namespace) -> int:
     if not log.folder.is_dir():
         raise ProfileError(f"no profile named {args.profile!r} in {store.folder}")
     records = log.read()
+    if log.notice is not None:
+        print(f"dasher-rnn stats: warning: {log.notice}", file=sys.stderr)
+    if not records and log.notice is not None:
+        print(f"dasher-rnn stats: profile {args.profile!r} has no record that can be read. No picture written.",
+              file=sys.stderr)
+        return 1
     if not records:
         print(f"dasher-rnn stats: profile {args.profile!r} has no recorded messages yet: the app records each "
               "message when it is finished (New message, Clear or closing the window). No picture written.",

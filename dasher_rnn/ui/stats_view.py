@@ -183,10 +183,11 @@ def progress_title(profile: str | None) -> str:
 
 class StatsDialog(QDialog):
     """The picture of progress of the profile in use, redrawn to the dialog's size; large buttons to save a
-    copy into the documents folder (no file dialog, no keyboard) and to close."""
+    copy into the documents folder (no file dialog, no keyboard) and to close. ``notice``: what is wrong with
+    the record (a file that cannot be read, lines skipped), shown above the picture."""
 
     def __init__(self, records: Sequence[MessageRecord], profile: str | None, parent: QWidget | None = None,
-                 folder: str | Path | None = None) -> None:
+                 folder: str | Path | None = None, notice: str | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("dasher-rnn progress")
         self.records, self.profile = list(records), profile
@@ -196,7 +197,12 @@ class StatsDialog(QDialog):
         self.picture.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
         self.picture.setMinimumSize(400, 300)
         self.message = QLabel()
+        self.notice = QLabel(notice or "")
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet("QLabel { font-size: 14pt; color: #a00000; }")
+        self.notice.setVisible(bool(notice))
         layout = QVBoxLayout(self)
+        layout.addWidget(self.notice)
         layout.addWidget(self.picture, 1)
         buttons = QHBoxLayout()
         self.save_button = QPushButton("Save the picture")

@@ -138,7 +138,8 @@ class MessagesPart(QObject):
         bar.setObjectName("restore-toolbar")
         bar.setStyleSheet("QToolButton { font-size: 14pt; padding: 8px 16px; } QLabel { font-size: 12pt; }")
         words = len(entry.text.split())
-        bar.addWidget(QLabel(f" Unsaved text from {entry.updated} ({words} words): "))
+        repaired = f"; {entry.repaired}" if entry.repaired else ""  # what the journal had to change to use it
+        bar.addWidget(QLabel(f" Unsaved text from {entry.updated} ({words} words{repaired}): "))
         bar.addAction("Restore it", lambda: self.resolve_restore(True)).setToolTip(wrap_tip(entry.text[-200:]))
         bar.addAction("Discard it", lambda: self.resolve_restore(False))
         self.host.addToolBarBreak()

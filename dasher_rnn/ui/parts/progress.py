@@ -1,6 +1,9 @@
-"""The profile's record of progress: how each message was written, kept and shown as a picture."""
+"""The profile's record of progress: how each message was written, kept and shown as a picture. Nothing here
+stops the window from closing or the profile from being saved: a record that cannot be kept is a notice."""
 
 from __future__ import annotations
+
+import logging
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
@@ -11,6 +14,8 @@ from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.stats_view import StatsDialog
 from dasher_rnn.ui.widgets import make_action
 from dasher_rnn.zoom.controller import MessageStats, WritingController
+
+log = logging.getLogger(__name__)
 
 
 class ProgressPart:
@@ -41,11 +46,20 @@ class ProgressPart:
             self.log.record(record)
         except OSError as exc:
             self.notices.set_notice("progress", f"Could not keep this message's figures ({exc.strerror or exc})")
+            return
+        except Exception as exc:  # anything at all: this runs as the window closes, and the profile is saved after it
+            log.exception("keeping a message's figures")
+            self.notices.set_notice("progress", f"Could not keep this message's figures ({type(exc).__name__}: {exc})")
+            return
+        self.notices.set_notice("progress", self.log.notice or "")
 
     def open_progress(self) -> StatsDialog:
+        """View > Progress: the picture, and what is wrong with the record when anything is."""
         records = self.log.read() if self.log is not None else []
+        notice = self.log.notice if self.log is not None else None
+        self.notices.set_notice("progress", notice or "")
         writer = self.controller.writer
-        dialog = StatsDialog(records, writer.profile if writer is not None else None, self.host)
+        dialog = StatsDialog(records, writer.profile if writer is not None else None, self.host, notice=notice)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.setGeometry(self.host.geometry())
         dialog.show()
