@@ -13,6 +13,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import contextlib
 import shutil
 import subprocess
 import sys
@@ -38,7 +39,8 @@ READY = "\x00READY\x00"
 
 
 class FakeTyper:
-    """A pretend focused program: ``screen`` is its text field. ``fail`` (a reason) makes every key fail."""
+    """A pretend focused program: ``screen`` is its text field. ``fail`` (a reason) makes every key fail;
+    ``modifier`` (a reason) is a modifier that cannot be set aside, so a run of keys cannot start."""
 
     name = "fake"
 
@@ -46,8 +48,18 @@ class FakeTyper:
         self.screen = ""
         self.keys: list[str] = []
         self.fail = ""
+        self.modifier = ""
+        self.runs: list[list[str]] = []  # the keys of each run (Typer.typing)
         self.target: object = 1
         self.closed = False
+
+    @contextlib.contextmanager
+    def typing(self):
+        if self.modifier:
+            raise TypingError(self.modifier)
+        start = len(self.keys)
+        yield
+        self.runs.append(self.keys[start:])
 
     def focus(self) -> object:
         if self.fail == "no focus":
@@ -193,6 +205,29 @@ def test_clear_throws_away_what_was_not_delivered():
     out.track("new", 0)
     out.sync()
     assert typer.screen == "new" and out.problem == ""
+
+
+def test_each_sync_is_one_run_of_keys_with_the_modifiers_set_aside():
+    typer = FakeTyper()
+    out = DirectOutput(typer)
+    out.track("hey", 0)
+    out.sync()
+    out.track("", 1)
+    out.track("llo", 0)
+    out.sync()
+    assert typer.runs == [["h", "e", "y"], ["BS", "l", "l", "o"]] and typer.screen == "hello"
+
+
+def test_a_modifier_that_stays_in_effect_holds_the_keys_and_says_which():
+    typer, clock = FakeTyper(), Clock()
+    out = DirectOutput(typer, clock=clock)
+    typer.modifier = "Ctrl held down (by a key this program cannot release): typing waits until that is off"
+    out.track("ax", 0)
+    problem = out.sync()
+    assert "Ctrl held down" in problem and "2 characters waiting" in problem and typer.keys == []
+    typer.modifier = ""  # the user let go of Ctrl
+    clock.now += 2
+    assert out.sync() == "" and typer.screen == "ax"
 
 
 def test_keysyms():
@@ -498,6 +533,101 @@ def test_xvfb_no_focused_window_keeps_the_text_until_one_has_the_focus(qtbot, se
     assert "Direct output" not in window.status.notice
     d.close()
     window.close()
+
+
+def _arrived(out: Path, expected: str) -> str:
+    """What the other program holds once it holds ``expected`` (or after 10 s: then the test shows what it got)."""
+    with contextlib.suppress(AssertionError):
+        _wait_for(lambda: _received(out) == expected, repr(expected), seconds=10.0)
+    return _received(out)
+
+
+class UserKeyboard:
+    """The user's side of the keyboard on the Xvfb display, through another connection: Caps Lock pressed (a
+    lock), Shift held down, Ctrl latched as sticky keys latch it (XKB's LatchLockState)."""
+
+    def __init__(self, display_name: str) -> None:
+        from Xlib import XK, X, display
+        from Xlib.ext import xtest
+
+        from dasher_rnn.output.xkb import Xkb
+
+        self.d = display.Display(display_name)
+        self.xkb = Xkb(self.d)
+        self._X, self._fake = X, xtest.fake_input
+        self._code = lambda name: self.d.keysym_to_keycode(XK.string_to_keysym(name))
+
+    def caps_lock(self) -> None:  # a press and release toggles it
+        for event in (self._X.KeyPress, self._X.KeyRelease):
+            self._fake(self.d, event, self._code("Caps_Lock"))
+        self.d.sync()
+
+    def shift(self, down: bool) -> None:
+        self._fake(self.d, self._X.KeyPress if down else self._X.KeyRelease, self._code("Shift_L"))
+        self.d.sync()
+
+    def latch_ctrl(self, on: bool) -> None:
+        self.xkb.latch_lock(affect_latches=0b100, latches=0b100 if on else 0)
+        self.d.sync()
+
+    def state(self):
+        return self.xkb.state()
+
+    def close(self) -> None:
+        self.d.close()
+
+
+MODIFIER_CASES = {  # the user's modifier: (put it on, take it off, what the issue saw typed through it)
+    "caps lock": (lambda k: k.caps_lock(), lambda k: k.caps_lock(), "Hello world 1!"),  # was "hELLO WORLD 1!"
+    "shift held": (lambda k: k.shift(True), lambda k: k.shift(False), "see you at 5."),  # was "SEE YOU AT %>"
+    "ctrl latched": (lambda k: k.latch_ctrl(True), lambda k: k.latch_ctrl(False), "ax"),  # Ctrl+A, x over it all
+}
+
+
+@pytest.mark.parametrize("case", MODIFIER_CASES)
+def test_xvfb_the_users_modifiers_never_change_what_arrives(xvfb, receiver, case):
+    """Caps Lock on, Shift held, Ctrl latched (sticky keys): the other program receives exactly the text, after
+    the draft it already had, and the user's modifier is in effect again afterwards."""
+    keyboard = UserKeyboard(xvfb)
+    out = DirectOutput(XTestTyper(xvfb))
+    on, off, text = MODIFIER_CASES[case]
+    try:
+        out.track("Dear Sam, ", 0)
+        assert out.sync() == ""
+        assert _arrived(receiver, "Dear Sam, ") == "Dear Sam, "
+        on(keyboard)
+        before = keyboard.state()
+        assert before.mods
+        out.track(text, 0)
+        assert out.sync() == ""
+        assert _arrived(receiver, "Dear Sam, " + text) == "Dear Sam, " + text
+        assert keyboard.state() == before  # put back as it was: still locked, held or latched
+    finally:
+        off(keyboard)
+        left = keyboard.state().mods
+        keyboard.close()
+        out.close()
+    assert left == 0  # taken off again: nothing of ours stays pressed, latched or locked
+
+
+def test_xvfb_a_modifier_that_cannot_be_set_aside_holds_the_keys_and_says_which(xvfb, receiver, monkeypatch):
+    """A modifier key held on a real keyboard cannot be released through XTEST (the server ignores a release
+    from a device that did not press it): Xvfb has no such keyboard, so the state the typer reads stands in for
+    one. Nothing is typed, the reason names the key, and the text goes once it is let go."""
+    import dataclasses
+
+    typer = XTestTyper(xvfb)
+    real_state = typer._xkb.state
+    monkeypatch.setattr(typer._xkb, "state", lambda: dataclasses.replace(real_state(), mods=0b100, base=0b100))
+    out = DirectOutput(typer, retry_seconds=0.0)
+    out.track("ax", 0)
+    problem = out.sync()
+    assert "Ctrl held down" in problem and "2 characters waiting" in problem and out.sent == ""
+    monkeypatch.setattr(typer._xkb, "state", real_state)  # let go
+    assert out.sync() == ""
+    assert _arrived(receiver, "ax") == "ax"
+    assert real_state().mods == 0  # nothing was left pressed, latched or locked
+    out.close()
 
 
 def _top_level_named(d, prefix: str):

@@ -210,6 +210,61 @@ def test_close_frees_the_port():
     DasherSocketSource(port=port).close()
 
 
+def test_with_an_input_token_a_datagram_without_its_line_is_ignored_counted_and_said_once(sender, caplog):
+    """The token travels as one more labelled line, which Dasher itself ignores: a bridge sending it drives both.
+    Without it (or with a wrong one) a datagram is ignored whole, counted and said once."""
+    with DasherSocketSource(port=0, x_label="t", y_label="y", stale_after=60.0, token="k3y") as src:
+        send(sender, src, b"t 0.25\ny 0.75\n")  # no token
+        send(sender, src, b"token nope\nt 0.25\ny 0.75\n")  # a wrong one
+        send(sender, src, b"t 0.25\ny 0.75\ntoken k3y")  # no newline: not a line, as in Dasher
+        wait_for(lambda: src.refused == 3)
+        assert src.received == 0 and src.rejected == 0 and src.ignored == 0 and src.latest() is None
+        assert "3 datagrams without the input token ignored (the last from 127.0.0.1:" in src.problems()
+        assert len([r for r in caplog.records if "without the input token" in r.getMessage()]) == 1
+        send(sender, src, b"token k3y\r\nt 0.25\ny 0.75\nOtherData 12s\n")  # read first, never as the x label "t"
+        wait_for(lambda: src.received == 1)
+        assert (src.latest().x, src.latest().y, src.ignored, src.rejected) == (0.25, 0.75, 1, 0)
+
+
+def test_without_an_input_token_a_token_line_is_other_data_as_in_dasher(source, sender):
+    send(sender, source, b"token k3y\ngx 480\ngy 270\n")
+    wait_for(lambda: source.received == 1)
+    assert source.ignored == 1 and source.refused == 0
+
+
+def test_the_input_token_preference_and_option(monkeypatch, capsys):
+    import dasher_rnn.ui.app as app
+    from dasher_rnn.cli import main
+    from dasher_rnn.settings import Preferences
+
+    assert Preferences().input_token == ""  # every local sender counts, as in Dasher: existing bridges send none
+    prefs, problems = Preferences.from_dict({"input_token": "has space"})
+    assert prefs.input_token == "" and len(problems) == 1
+    calls = []
+    monkeypatch.setattr(app, "run_app", lambda *args, **kwargs: calls.append(kwargs) or 0)
+    assert main(["app", "--input-token", "k3y"]) == 0 and calls[-1]["prefs_overrides"] == {"input_token": "k3y"}
+    assert main(["app", "--input-token", ""]) == 0 and calls[-1]["prefs_overrides"] == {"input_token": ""}
+    with pytest.raises(SystemExit):
+        main(["app", "--input-token", "two words"])
+    assert "without spaces" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["gaze-udp", "dasher-socket"])
+def test_the_window_opens_its_udp_input_with_the_input_token(kind):
+    from dasher_rnn.input.presets import PRESETS
+    from dasher_rnn.settings import Preferences
+    from dasher_rnn.ui.gaze_input import open_gaze_source
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    prefs = Preferences(input_token="k3y", gaze_port=free, socket_port=free)
+    with open_gaze_source(kind, prefs, next(iter(PRESETS.values()))) as src:
+        assert "only from senders with the input token" in src.description
+    with open_gaze_source(kind, prefs.model_copy(update={"input_token": ""}), next(iter(PRESETS.values()))) as src:
+        assert "input token" not in src.description
+
+
 # -- preferences and the command line ------------------------------------------------------------
 
 def test_socket_preferences_default_to_dashers_and_bad_ones_fall_back():

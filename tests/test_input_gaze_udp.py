@@ -188,10 +188,50 @@ def test_an_over_long_datagram_is_rejected_whole(source, sender):
 
 
 def test_a_receiver_that_stopped_says_so(sender, monkeypatch):
-    monkeypatch.setattr(GazeUDPSource, "_handle", lambda self, data: (_ for _ in ()).throw(SystemExit))
+    monkeypatch.setattr(GazeUDPSource, "_handle", lambda self, data, sender: (_ for _ in ()).throw(SystemExit))
     monkeypatch.setattr("threading.excepthook", lambda args: None)  # the thread's end is the point here
     with GazeUDPSource(port=0) as src:
         send(sender, src, "0.5 0.5")
         wait_for(lambda: not src.alive)
         assert "Gaze over UDP: stopped receiving" in src.problems()
     assert src.problems() == ""  # closed on purpose: nothing to report
+
+
+# -- who may send: the input token ------------------------------------------------------------------------------
+
+def test_with_an_input_token_a_datagram_without_it_is_ignored_counted_and_said_once(sender, caplog):
+    """Any local program can send to the port: with a token set, only a sender that knows it moves the pointer.
+    The others are ignored (not even bad datagrams), counted, logged once and shown in the status bar."""
+    with GazeUDPSource(port=0, stale_after=60.0, token="s3cret-Token") as src:
+        assert "only from senders with the input token" in src.description
+        for payload in (json.dumps({"x": 0.1, "y": 0.1}), "0.1 0.1",  # no token (plain text cannot carry one)
+                        json.dumps({"x": 0.1, "y": 0.1, "token": "guess"}),  # a wrong one
+                        json.dumps({"x": 0.1, "y": 0.1, "token": 7}), b"\xff{", "{not json"):
+            send(sender, src, payload)
+        wait_for(lambda: src.refused == 6)
+        assert src.received == 0 and src.rejected == 0 and src.latest() is None
+        port = sender.getsockname()[1]
+        assert src.last_refused_from == f"127.0.0.1:{port}"
+        assert f"6 datagrams without the input token ignored (the last from 127.0.0.1:{port})" in src.problems()
+        said = [r for r in caplog.records if "without the input token" in r.getMessage()]
+        assert len(said) == 1  # once, however many follow
+
+        send(sender, src, json.dumps({"x": 0.42, "y": 0.61, "token": "s3cret-Token"}))  # the bridge that knows it
+        wait_for(lambda: src.received == 1)
+        assert (src.latest().x, src.latest().y) == (0.42, 0.61) and src.refused == 6
+        send(sender, src, json.dumps({"valid": False, "token": "s3cret-Token"}))
+        send(sender, src, json.dumps({"x": "left", "token": "s3cret-Token"}))  # the token, but a bad datagram
+        wait_for(lambda: src.lost == 1 and src.rejected == 1)
+
+
+def test_without_an_input_token_every_local_sender_counts_and_a_token_key_is_ignored(source, sender):
+    send(sender, source, json.dumps({"x": 0.3, "y": 0.4, "token": "anything"}))
+    send(sender, source, "0.5 0.5")
+    wait_for(lambda: source.received == 2)
+    assert source.refused == 0 and "input token" not in source.problems()
+
+
+@pytest.mark.parametrize("token", ["", "with space", "x" * 129, "naïve"])
+def test_an_unusable_input_token_is_a_clear_error(token):
+    with pytest.raises(GazeSourceError, match="input token"):
+        GazeUDPSource(port=0, token=token)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dasher_rnn.cli.options import add_model_choice, port, socket_label
+from dasher_rnn.cli.options import add_model_choice, input_token, port, socket_label
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +29,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="dasher-socket: x values at the left and right edges of the writing area (default: 0 1)")
     inputs.add_argument("--socket-y-range", type=float, nargs=2, metavar=("MIN", "MAX"),
                         help="dasher-socket: y values at the top and bottom edges of the writing area (default: 0 1)")
+    inputs.add_argument("--input-token", type=input_token, metavar="TOKEN",
+                        help="gaze-udp and dasher-socket: count only datagrams that carry this shared secret (a "
+                             '"token" key in gaze JSON, a line "token TOKEN" in socket input), so that no other '
+                             'program on this machine can steer or type; "" accepts every local sender again '
+                             "(the default, as Dasher does)")
     p.add_argument("--output", choices=OUTPUTS,
                    help="direct: also type what you write into the program that has the keyboard focus (this window "
                         "stays on top without taking the focus); panel: only this window. Remembered, as the Output menu")
@@ -40,7 +45,8 @@ def _app_input_prefs(args: argparse.Namespace) -> dict[str, object]:
     from dasher_rnn.input.dasher_socket import check_range
 
     prefs: dict[str, object] = {name: getattr(args, name) for name in
-                                ("input", "gaze_port", "socket_port", "socket_x_label", "socket_y_label")
+                                ("input", "gaze_port", "socket_port", "socket_x_label", "socket_y_label",
+                                 "input_token")
                                 if getattr(args, name) is not None}
     for axis in ("x", "y"):
         given = getattr(args, f"socket_{axis}_range")

@@ -39,6 +39,12 @@ What this matches in Dasher (``Src/DasherCore/SocketInputBase.cpp``, ``ReadForev
 - Several coordinate lines in one datagram are applied in order (the last one for an axis wins); the
   point is pushed once per datagram that set a coordinate.
 
+The input token (``token``, when the user has set one): a datagram counts only if one of its lines is
+``token SECRET`` (the label ``token``, one space, the token; ended by a newline like every line). Dasher ignores
+a line whose label is neither of its own, so a bridge that sends the token line still drives Dasher unchanged.
+A token line is never read as a coordinate, whatever the labels. Without a token set, it is a line with another
+label, as in Dasher.
+
 Where this differs, on purpose:
 
 - A NaN value is a bad line (in Dasher, converting NaN to a pixel is undefined behaviour).
@@ -68,6 +74,7 @@ from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.udp import UDPSource
 
 DEFAULT_PORT = 20320
+TOKEN_LINE = b"token "  # the input token's line: this, then the token
 DEFAULT_X_LABEL, DEFAULT_Y_LABEL = "x", "y"
 DEFAULT_RANGE = (0.0, 1.0)
 MAX_READ = 4095  # bytes of a datagram Dasher reads
@@ -144,13 +151,17 @@ class SocketReading:
     bad: list[tuple[str, str]] = field(default_factory=list)  # (kind, detail) per bad line
     ignored: int = 0  # lines with other labels
     clipped: int = 0  # values outside [min, max], clipped
+    token: bytes | None = None  # the input token's line, when the parser reads them: the token (the last one)
 
 
 class SocketParser:
-    """Parses datagrams of Dasher's socket protocol for one configuration of labels and ranges."""
+    """Parses datagrams of Dasher's socket protocol for one configuration of labels and ranges; ``tokens``: lines
+    ``token SECRET`` are the input token's (``SocketReading.token``), not coordinates nor other data."""
 
     def __init__(self, x_label: str = DEFAULT_X_LABEL, y_label: str = DEFAULT_Y_LABEL,
-                 x_range: tuple[float, float] = DEFAULT_RANGE, y_range: tuple[float, float] = DEFAULT_RANGE) -> None:
+                 x_range: tuple[float, float] = DEFAULT_RANGE, y_range: tuple[float, float] = DEFAULT_RANGE,
+                 tokens: bool = False) -> None:
+        self.tokens = tokens
         self.x_label, self.y_label = check_label(x_label), check_label(y_label)
         self.x_range, self.y_range = check_range(*x_range, axis="x"), check_range(*y_range, axis="y")
         self._axes = [(x_label.encode("utf-8"), self.x_range), (y_label.encode("utf-8"), self.y_range)]
@@ -163,6 +174,9 @@ class SocketParser:
         *lines, tail = data[:MAX_READ].split(b"\0", 1)[0].split(b"\n")
         positions: list[float | None] = [None, None]
         for line in lines:
+            if self.tokens and line.startswith(TOKEN_LINE):
+                reading.token = line[len(TOKEN_LINE):].rstrip(_C_SPACE)
+                continue
             matched, used, problem = False, False, ""
             for axis, (label, (low, high)) in enumerate(self._axes):
                 if not line.startswith(label):
@@ -204,15 +218,16 @@ class DasherSocketSource(UDPSource):
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, x_label: str = DEFAULT_X_LABEL,
                  y_label: str = DEFAULT_Y_LABEL, x_range: tuple[float, float] = DEFAULT_RANGE,
                  y_range: tuple[float, float] = DEFAULT_RANGE, smoothing: OneEuroFilter | None = None,
-                 stale_after: float = 1.0, on_sample: Callable[[GazeSample], None] | None = None) -> None:
+                 stale_after: float = 1.0, on_sample: Callable[[GazeSample], None] | None = None,
+                 token: str | None = None) -> None:
         try:
-            self.parser = SocketParser(x_label, y_label, x_range, y_range)
+            self.parser = SocketParser(x_label, y_label, x_range, y_range, tokens=token is not None)
         except ValueError as exc:
             raise GazeSourceError(str(exc)) from exc
         self.ignored = 0  # lines with neither label
         self.clipped = 0  # values outside their range
         self._x = self._y = 0.5  # an axis not heard from yet sits in the middle
-        super().__init__(host, port, smoothing, stale_after, on_sample)  # starts the receiver thread: last
+        super().__init__(host, port, smoothing, stale_after, on_sample, token)  # starts the receiver thread: last
 
     @property
     def description(self) -> str:
@@ -229,8 +244,10 @@ class DasherSocketSource(UDPSource):
             text = f"{text}; {hint}" if text else hint
         return text
 
-    def _handle(self, data: bytes) -> None:
+    def _handle(self, data: bytes, sender: tuple) -> None:
         reading = self.parser.parse(data)
+        if not self._authorised(reading.token, sender):
+            return
         self.ignored += reading.ignored
         self.clipped += reading.clipped
         for kind, detail in reading.bad:

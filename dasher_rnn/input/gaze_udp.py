@@ -10,9 +10,12 @@ Message format (the public contract for eye-tracker bridges), one message per da
     differences are used, for smoothing). If missing, the arrival time is used.
   - ``valid`` (boolean, optional): ``false`` marks a lost sample (blink, eyes not found); x and y may
     then be absent. Lost samples are counted and otherwise ignored. Other keys are ignored.
+  - ``token`` (string): the input token, when the user has set one (``--input-token``); a datagram
+    without it is then ignored, whatever else it holds. Without a token set, it is ignored.
 
 - plain text, for simple scripts: ``x y`` or ``x y t``, numbers separated by spaces,
-  e.g. ``0.42 0.61`` or ``0.42 0.61 1763712000.125``.
+  e.g. ``0.42 0.61`` or ``0.42 0.61 1763712000.125``. It has no place for the input token: with one set,
+  send JSON.
 
 Listens on 127.0.0.1:5577 by default. Bad datagrams (over 4096 bytes, not UTF-8, not JSON, nested
 deeper than a message can be, missing or non-finite x or y, numbers too large for a float) are counted in
@@ -60,6 +63,18 @@ def _number(value: object, name: str) -> float:
     if not math.isfinite(number):
         raise BadDatagram("non-finite", f"{name} = {number!r}")
     return number
+
+
+def token_of(data: bytes) -> bytes | None:
+    """The input token a datagram carries (its JSON object's ``"token"`` string), or None; never raises."""
+    if len(data) > MAX_DATAGRAM or not data.lstrip().startswith(b"{"):
+        return None
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError), or nested too deeply
+        return None
+    token = message.get("token") if isinstance(message, dict) else None
+    return token.encode("utf-8", "surrogatepass") if isinstance(token, str) else None
 
 
 def parse_datagram(data: bytes) -> tuple[float, float, float | None] | None:
@@ -120,11 +135,14 @@ class GazeUDPSource(UDPSource):
     listens_for = "gaze"
 
     def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, smoothing: OneEuroFilter | None = None,
-                 stale_after: float = 0.5, on_sample: Callable[[GazeSample], None] | None = None) -> None:
-        super().__init__(host, port, smoothing, stale_after, on_sample)
+                 stale_after: float = 0.5, on_sample: Callable[[GazeSample], None] | None = None,
+                 token: str | None = None) -> None:
+        super().__init__(host, port, smoothing, stale_after, on_sample, token)
 
-    def _handle(self, data: bytes) -> None:
-        """Process one datagram: a point, a lost sample or a rejected one."""
+    def _handle(self, data: bytes, sender: tuple) -> None:
+        """Process one datagram: a point, a lost sample or a rejected one (or one without the input token)."""
+        if not self._authorised(token_of(data) if self._token is not None else None, sender):
+            return
         try:
             point = parse_datagram(data)
         except BadDatagram as exc:

@@ -14,7 +14,9 @@ have. Each ``sync`` sends the Backspaces and characters that take one to the oth
 sync there (``sent`` stays exact), the reason becomes ``problem`` for the status bar, and the next sync (when
 the text changes, or a second later) tries again: no text is lost, and it is in our panel in any case.
 Backspace never reaches back past a finished message, nor into a window that lost the focus since we typed
-into it.
+into it. Each sync is one run of keys (``Typer.typing``): the user's Caps Lock, held Shift or latched Ctrl is set
+aside for it and put back after it, so the other program receives exactly the text, never a shortcut; a modifier
+that cannot be set aside is a ``problem`` like any other, and nothing is typed until it is off.
 """
 
 from __future__ import annotations
@@ -101,14 +103,15 @@ class DirectOutput:
             common = _common_prefix(self.sent, wanted)
             if common < self.floor:  # those characters are in a window we no longer type into
                 self.sent, self.floor = self.sent[:common], common
-            while len(self.sent) > common:
-                self.typer.backspace()
-                self.sent = self.sent[:-1]
-                self.backspaces += 1
-            for char in wanted[len(self.sent):]:
-                self.typer.type_char(char)
-                self.sent += char
-                self.typed += 1
+            with self.typer.typing():  # the user's modifiers set aside, or a TypingError saying which stays
+                while len(self.sent) > common:
+                    self.typer.backspace()
+                    self.sent = self.sent[:-1]
+                    self.backspaces += 1
+                for char in wanted[len(self.sent):]:
+                    self.typer.type_char(char)
+                    self.sent += char
+                    self.typed += 1
         except TypingError as exc:
             left = len(wanted) - _common_prefix(self.sent, wanted)
             self.problem = f"Direct output: {exc}; {left} character{'s' if left != 1 else ''} waiting (kept in the panel)"

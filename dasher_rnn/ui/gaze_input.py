@@ -22,16 +22,18 @@ def open_gaze_source(kind: str, prefs: Preferences, preset: Preset) -> GazeSourc
     """A running gaze source set up from the preferences and smoothed as the preset says; raises
     GazeSourceError with a message for the user."""
     smoothing = OneEuroFilter(preset.smoothing_min_cutoff, preset.smoothing_beta)
+    token = prefs.input_token or None  # set: only datagrams carrying it count
     if kind == "gaze-udp":
         from dasher_rnn.input.gaze_udp import GazeUDPSource
 
-        return GazeUDPSource(port=prefs.gaze_port, smoothing=smoothing)
+        return GazeUDPSource(port=prefs.gaze_port, smoothing=smoothing, token=token)
     if kind == "dasher-socket":
         from dasher_rnn.input.dasher_socket import DasherSocketSource
 
         return DasherSocketSource(port=prefs.socket_port, x_label=prefs.socket_x_label, y_label=prefs.socket_y_label,
                                   x_range=(prefs.socket_x_min, prefs.socket_x_max),
-                                  y_range=(prefs.socket_y_min, prefs.socket_y_max), smoothing=smoothing)
+                                  y_range=(prefs.socket_y_min, prefs.socket_y_max), smoothing=smoothing,
+                                  token=token)
     if kind == "tobii":
         from dasher_rnn.input.tobii import TobiiSource
 

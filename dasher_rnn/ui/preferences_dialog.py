@@ -113,8 +113,10 @@ class PreferencesDialog(QDialog):
         self.preset.chosen.connect(self._on_preset)
         ports = (f"Gaze over UDP listens on port {prefs.gaze_port}; Dasher's socket input on port "
                  f"{prefs.socket_port} (lines labelled {prefs.socket_x_label!r} and {prefs.socket_y_label!r}). "
-                 "These are set once, with dasher-rnn app --gaze-port, --socket-port, --socket-x-label, "
-                 "--socket-y-label and --socket-x-range / --socket-y-range.")
+                 + ("Only datagrams that carry the input token count. " if prefs.input_token else
+                    "Any program on this computer may send to them (set an input token to allow only yours). ")
+                 + "These are set once, with dasher-rnn app --gaze-port, --socket-port, --socket-x-label, "
+                 "--socket-y-label, --socket-x-range / --socket-y-range and --input-token.")
         ports_label = QLabel(ports)
         ports_label.setWordWrap(True)
         ports_label.setObjectName("explanation")
