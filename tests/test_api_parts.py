@@ -4,6 +4,7 @@ Writer contexts, and the sessions' lifetime (idle time, expiry, the reaper, the 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from dasher_rnn.adapt.writer import Context
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.api.handles import HandleTable, existing_node, subtree_size
-from dasher_rnn.api.lifetime import EXPIRED_KEPT, Lifetime, Usage, reap, reap_period, within
+from dasher_rnn.api.lifetime import ENDED_KEPT, Lifetime, Usage, reap, reap_period, within
 from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
 from dasher_rnn.predictor.tree import Node
 
@@ -170,50 +171,87 @@ class FakeSession(Usage):
         self.lifetime: Lifetime | None = None
         self.was_closing: bool | None = None
 
-    def close(self, save: bool = True) -> None:
+    async def end(self, save: bool = True) -> bool:
         self.was_closing = self.lifetime is not None and self in self.lifetime.closing.values()
         self.closed_with.append(save)
         if self.fail:
-            raise OSError("disk full")
+            raise ApiError(507, "save_failed", "disk full")
+        return save and self.profile is not None
 
 
 def test_expire_idle_closes_the_sessions_unused_for_the_timeout_and_remembers_them():
     clock = Clock()
     lifetime = Lifetime(60.0, clock)
-    old, busy, fresh, broken = (FakeSession(clock, "old"), FakeSession(clock), FakeSession(clock),
-                                FakeSession(clock, "broken", fail=True))
-    for s in (old, busy, fresh, broken):
+    old, busy, fresh, anonymous = FakeSession(clock, "old"), FakeSession(clock), FakeSession(clock), FakeSession(clock)
+    for s in (old, busy, fresh, anonymous):
         s.lifetime = lifetime
-    sessions = {"old": old, "busy": busy, "broken": broken}
+    sessions = {"old": old, "busy": busy, "anonymous": anonymous}
     clock.now += 60
     sessions["fresh"] = fresh
     fresh.touch()
     busy.connections = 1  # a WebSocket is open
     closed = asyncio.run(lifetime.expire_idle(lambda: sessions))
-    assert sorted(closed) == ["broken", "old"]
+    assert sorted(closed) == ["anonymous", "old"]
     assert set(sessions) == {"busy", "fresh"}
     assert old.closed_with == [True] and old.was_closing  # it kept its place among those closing while it saved
-    assert broken.closed_with == [True]  # a failed close is logged, and the session is gone all the same
     assert not lifetime.closing and busy.closed_with == [] and fresh.closed_with == []
-    assert lifetime.expired == {"old": 60.0, "broken": 60.0}
+    assert set(lifetime.ended) == {"old", "anonymous"}
     with pytest.raises(ApiError) as late:
-        lifetime.check_expired("old")
+        lifetime.check_ended("old")
     assert late.value.status == 404 and late.value.code == "session_expired" and "60 s" in late.value.message
-    lifetime.check_expired("fresh")  # not expired: no error
+    assert "profile 'old' was saved" in late.value.message
+    with pytest.raises(ApiError) as late:
+        lifetime.check_ended("anonymous")
+    assert "no profile" in late.value.message and "saved" not in late.value.message  # never claims a save
+    lifetime.check_ended("fresh")  # not ended: no error
     assert asyncio.run(lifetime.expire_idle(lambda: sessions, clock() + 59)) == []
     assert asyncio.run(lifetime.expire_idle(lambda: sessions, clock() + 61)) == ["fresh"]
 
 
-def test_no_timeout_never_expires_and_the_expired_ids_kept_are_bounded():
+def test_an_idle_session_whose_save_fails_is_kept_open_and_tried_again_after_another_timeout(caplog):
+    clock = Clock()
+    lifetime = Lifetime(60.0, clock)
+    broken = FakeSession(clock, "broken", fail=True)
+    sessions = {"broken": broken}
+    clock.now += 60
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(lifetime.expire_idle(lambda: sessions)) == []
+    assert sessions == {"broken": broken} and broken.closed_with == [True]  # back among the open sessions
+    assert "broken" not in lifetime.ended and not lifetime.closing
+    assert "kept open: disk full" in caplog.text and "tried again" in caplog.text
+    assert broken.idle_for(clock()) == 0  # its idle time starts again: not tried at every look
+    assert asyncio.run(lifetime.expire_idle(lambda: sessions, clock() + 59)) == []
+    assert broken.closed_with == [True]
+    broken.fail = False
+    assert asyncio.run(lifetime.expire_idle(lambda: sessions, clock() + 60)) == ["broken"]
+    assert sessions == {} and broken.closed_with == [True, True]
+
+
+def test_a_session_closed_by_its_client_is_remembered_saying_whether_its_profile_was_saved():
+    lifetime = Lifetime(60.0, Clock())
+    lifetime.remember_closed("a", "anna", True)
+    lifetime.remember_closed("b", "bob", False)
+    lifetime.remember_closed("c", None, False)
+    messages = {}
+    for sid in "abc":
+        with pytest.raises(ApiError) as gone:
+            lifetime.check_ended(sid)
+        assert gone.value.status == 404 and gone.value.code == "session_closed"
+        messages[sid] = gone.value.message
+    assert "'anna' was saved" in messages["a"] and "'bob' was not saved" in messages["b"]
+    assert "no profile" in messages["c"]
+
+
+def test_no_timeout_never_expires_and_the_ended_ids_kept_are_bounded():
     clock = Clock()
     never = Lifetime(0.0, clock)
     sessions = {"a": FakeSession(clock)}
     assert asyncio.run(never.expire_idle(lambda: sessions, clock() + 1e9)) == []
     assert list(sessions) == ["a"]
     lifetime = Lifetime(1.0, clock)
-    for i in range(EXPIRED_KEPT + 5):
-        lifetime.remember(f"s{i}", 1.0)
-    assert len(lifetime.expired) == EXPIRED_KEPT and "s0" not in lifetime.expired and f"s{EXPIRED_KEPT + 4}" in lifetime.expired
+    for i in range(ENDED_KEPT + 5):
+        lifetime.remember_expired(f"s{i}", 1.0, None)
+    assert len(lifetime.ended) == ENDED_KEPT and "s0" not in lifetime.ended and f"s{ENDED_KEPT + 4}" in lifetime.ended
 
 
 def test_the_reaper_keeps_looking_after_a_failure_until_cancelled():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import pytest
 from fastapi.routing import APIRoute, APIWebSocketRoute
@@ -26,7 +27,8 @@ TYPES = {"object": dict, "array": list, "string": str, "integer": int, "number":
 # -- a JSON-schema validator for the keywords FastAPI's schemas use (an unknown keyword fails loudly) ---------
 def schema_errors(value, schema: dict, components: dict, where: str = "$") -> list[str]:
     unknown = set(schema) - ANNOTATIONS - {"$ref", "type", "properties", "required", "additionalProperties", "items",
-                                           "anyOf", "enum", "const"}
+                                           "anyOf", "enum", "const", "maxLength", "maxItems", "minimum", "maximum",
+                                           "pattern"}
     if unknown:
         return [f"{where}: the test's validator does not know {sorted(unknown)}"]
     if "$ref" in schema:
@@ -44,6 +46,18 @@ def schema_errors(value, schema: dict, components: dict, where: str = "$") -> li
         errors.append(f"{where}: {value!r:.60} is not one of {schema['enum']}")
     if "const" in schema and value != schema["const"]:
         errors.append(f"{where}: {value!r:.60} is not {schema['const']!r}")
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errors.append(f"{where}: {len(value)} characters, over maxLength {schema['maxLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errors.append(f"{where}: {value!r:.60} does not match {schema['pattern']}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{where}: {value} is under the minimum {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{where}: {value} is over the maximum {schema['maximum']}")
+    if isinstance(value, list) and "maxItems" in schema and len(value) > schema["maxItems"]:
+        errors.append(f"{where}: {len(value)} items, over maxItems {schema['maxItems']}")
     if isinstance(value, dict):
         properties = schema.get("properties", {})
         errors += [f"{where}: {name!r} is missing" for name in schema.get("required", []) if name not in value]
@@ -71,7 +85,12 @@ def test_the_validator_refuses_what_it_should():
     assert schema_errors([1, "a"], {"type": "array", "items": {"type": "number"}}, components)
     assert not schema_errors(None, {"anyOf": [{"type": "string"}, {"type": "null"}]}, components)
     assert schema_errors(1, {"anyOf": [{"type": "string"}, {"type": "null"}]}, components)
-    assert schema_errors(1, {"type": "integer", "minimum": 0}, components)  # a keyword it cannot check
+    assert schema_errors(1, {"type": "integer", "multipleOf": 2}, components)  # a keyword it cannot check
+    assert schema_errors(0, {"type": "integer", "minimum": 1}, components)
+    assert schema_errors("abc", {"type": "string", "maxLength": 2}, components)
+    assert schema_errors("a/b", {"type": "string", "pattern": "^[a-z]+$"}, components)
+    assert schema_errors([1, 2], {"type": "array", "maxItems": 1}, components)
+    assert not schema_errors("ab", {"type": "string", "maxLength": 2, "pattern": "^[a-z]+$"}, components)
 
 
 # -- the app in process --------------------------------------------------------------------------------

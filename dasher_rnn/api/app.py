@@ -5,7 +5,9 @@ else is logged and answered with a 500 of the same shape, and the server goes on
 
 Every success answer, over HTTP or the WebSocket, is checked against its model in ``schemas.py``
 (the schema published in ``/openapi.json``) before it is sent: a body that does not match is a
-logged 500, not a silent change to the contract.
+logged 500, not a silent change to the contract. The published request schemas carry this server's limits
+(``schemas.narrow``). A 405 says in ``Allow`` which methods the path has. While the app runs, its log writes a
+repeated record once and then counts it (``logs.RepeatFilter``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from dasher_rnn import __version__
 from dasher_rnn.api import ops
 from dasher_rnn.api import schemas as s
 from dasher_rnn.api.guard import LOOPBACK_ORIGIN, Guard
 from dasher_rnn.api.limits import ApiError
+from dasher_rnn.api.logs import RepeatFilter
 from dasher_rnn.api.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -71,8 +75,27 @@ def checked(model: type[BaseModel], content: dict) -> dict:
     return model.model_validate(content).model_dump(mode="json", exclude_unset=True)
 
 
-def error_response(status: int, code: str, message: str, **extra) -> JSONBytes:
-    return JSONBytes({"error": {"code": code, "message": message, **extra}}, status_code=status)
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+                   **extra: object) -> JSONBytes:
+    return JSONBytes({"error": {"code": code, "message": message, **extra}}, status_code=status, headers=headers)
+
+
+def allowed_methods(app: FastAPI, scope: dict) -> list[str]:
+    """The methods the routes of ``scope``'s path answer (for a 405's ``Allow``)."""
+    methods: set[str] = set()
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.matches(scope)[0] is not Match.NONE:
+            methods |= route.methods
+    return sorted(methods)
+
+
+def published_languages() -> tuple[list[str], list[str]]:
+    """The language codes a session may name, and those an ``rnn`` session may name (``en``: the server's model)."""
+    from dasher_rnn.cldr import entries
+    from dasher_rnn.languages import shipped_rnn
+
+    codes = list(entries())
+    return codes, ["en", *(code for code in codes if code != "en" and shipped_rnn(code) is not None)]
 
 
 def _describe(errors: list[dict]) -> tuple[str, list[dict]]:
@@ -87,13 +110,19 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                allow_origins: list[str] | None = None) -> FastAPI:
     """The API over ``registry``; its predictor loads on startup and its sessions close (saving) on shutdown."""
 
+    repeats = RepeatFilter()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         await registry.start()
+        repeats.install()
         try:
             yield
         finally:
-            await registry.close_all(save=True)
+            try:
+                await registry.close_all(save=True)
+            finally:
+                repeats.uninstall()
 
     app = FastAPI(title="dasher-rnn predictor API", version=__version__, lifespan=lifespan,
                   default_response_class=JSONBytes, responses=ERRORS,
@@ -101,6 +130,15 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                               "AAC and BCI frontends. See docs/API.md.")
     app.router.route_class = CheckedRoute
     app.state.registry = registry
+    app.state.repeats = repeats
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            s.narrow(schema["components"]["schemas"], registry.limits, *published_languages())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     origins = set(allow_origins or [])
 
     @app.exception_handler(ApiError)
@@ -120,9 +158,14 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
     async def _http(request: Request, exc: StarletteHTTPException):
         code = STATUS_CODES.get(exc.status_code, "error")
         message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        headers = dict(exc.headers or {})
         if exc.status_code == 404 and message == "Not Found":
             message = f"no such endpoint: {request.method} {request.url.path}"
-        return error_response(exc.status_code, code, message)
+        if exc.status_code == 405:
+            allowed = allowed_methods(app, request.scope)
+            headers["Allow"] = ", ".join(allowed)
+            message = f"{request.url.path} answers {', '.join(allowed)}, not {request.method}"
+        return error_response(exc.status_code, code, message, headers=headers or None)
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception):

@@ -24,6 +24,8 @@ class Limits:
     max_symbols: int = 64  # symbols appended below a parent in one context creation
     idle_timeout_s: float = 1800.0  # a session unused this long is closed (its profile saved); 0: never
     request_timeout_s: float = 30.0  # a prediction request running longer is stopped (503 timeout); 0: never
+    max_connections: int = 512  # connections open at once (kept below the file-descriptor limit; 503 beyond)
+    read_timeout_s: float = 15.0  # a client sends a whole request (headers and body) within this; 0: never
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -55,7 +55,7 @@ class Registry:
         self._ppm: dict[str, object] = {}  # model -> PPM trained on ppm_train, built once and forked per session
         self._ppm_lock = threading.Lock()
         self.sessions: dict[str, ApiSession] = {}
-        self.lifetime = Lifetime(self.limits.idle_timeout_s, clock)  # expired sessions, and those being closed
+        self.lifetime: Lifetime[ApiSession] = Lifetime(self.limits.idle_timeout_s, clock)  # expired, being closed
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
         self.base: Writer | None = None
         self.started = time.time()
@@ -86,13 +86,17 @@ class Registry:
         return await self.lifetime.expire_idle(lambda: self.sessions, now)
 
     async def close_all(self, save: bool = True) -> None:
+        """Close every session (those being closed after the idle timeout too), saving their profiles when asked; a
+        save that fails is logged, and the session let go without it (the server is stopping)."""
+        sessions = [*self.sessions.values(), *self.lifetime.closing.values()]
         self.lifetime.stop()
-        sessions, self.sessions = list(self.sessions.values()), {}
-        results = await asyncio.gather(*(asyncio.to_thread(s.close, save) for s in sessions), return_exceptions=True)
+        self.sessions = {}
+        results = await asyncio.gather(*(s.end(save) for s in sessions), return_exceptions=True)
         for session, result in zip(sessions, results, strict=True):
-            if isinstance(result, Exception):  # the server is stopping: say what was not saved, then let go
-                log.error("closing session %s: %s", session.id, result)
-                session.writer.close(save=False)
+            if isinstance(result, BaseException):  # the server is stopping: say what was not saved, then let go
+                log.error("closing session %s (profile %s): %s; it is closed without saving", session.id[:4],
+                          session.profile, result)
+                await asyncio.to_thread(session.writer.close, False)
         if self.base is not None:
             self.base.close(save=False)
 
@@ -100,9 +104,17 @@ class Registry:
     def get(self, sid: str) -> ApiSession:
         session = self.sessions.get(sid)
         if session is None:
-            self.lifetime.check_expired(sid)
-            raise ApiError(404, "unknown_session", f"no session {sid!r} (closed, or never opened on this server)")
+            raise self._missing(sid)
         return session
+
+    def _missing(self, sid: str) -> ApiError:
+        """Why ``sid`` is not an open session: being closed after the idle timeout (409), closed or expired (the 404
+        remembered, saying whether its profile was saved), or unknown."""
+        if sid in self.lifetime.closing:
+            return ApiError(409, "session_closing", f"session {sid!r} was unused for the idle timeout and is being "
+                                                    "saved and closed; if the save fails it stays open")
+        return self.lifetime.ended.get(sid) or ApiError(404, "unknown_session", f"no session {sid!r} (never opened "
+                                                                                 "on this server, or closed long ago)")
 
     @contextmanager
     def use(self, sid: str) -> Iterator[ApiSession]:
@@ -158,6 +170,10 @@ class Registry:
     def _in_use_message(self, profile: str) -> str:
         timeout = self.limits.idle_timeout_s
         after = f"; it is closed after {timeout:g} s unused" if timeout > 0 else ""
+        unsaved = [s.save_error for s in self.sessions.values() if s.profile == profile and s.save_error]
+        if unsaved:
+            after = (f"; its profile could not be saved ({unsaved[0]}), so it stays open until a save works or its "
+                     "client closes it with save=false")
         return (f"profile {profile!r} is open in another session of this server: the client that opened it can use "
                 f"or close it{after}")
 
@@ -181,10 +197,17 @@ class Registry:
         return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, writer.status().profile, self.clock)
 
     async def close(self, sid: str, save: bool = True) -> dict:
-        session = self.get(sid)
-        await asyncio.to_thread(session.close, save)  # a failed save keeps the session (507)
-        self.sessions.pop(sid, None)
-        return {"session": sid, "closed": True, "saved": bool(save and session.profile is not None)}
+        """Close the session ``sid`` (saving unless ``save`` is false) once the operation running on it is done. A
+        DELETE while it is being closed (by another DELETE, or after the idle timeout) shares that close and its
+        answer; after it, the 404 says what became of the profile. A failed save keeps the session open (507)."""
+        session = self.sessions.get(sid) or self.lifetime.closing.get(sid)
+        if session is None:
+            raise self._missing(sid)  # the 404: closed (saved or not), expired, or unknown
+        saved = await session.end(save)
+        if self.sessions.get(sid) is session:
+            del self.sessions[sid]
+            self.lifetime.remember_closed(sid, session.profile, saved)
+        return {"session": sid, "closed": True, "saved": saved}
 
     # -- stateless -------------------------------------------------------------------
     async def predict(self, texts: list[str], reject_unknown: bool = True) -> list[Distribution]:

@@ -2,13 +2,22 @@
 
 Requests are strict: no type coercion ("3" is not a number, 1 is not true) and no unknown fields,
 so a client's mistake is a 422 that names the field instead of a silent guess.
+
+The published schema says what the server accepts, so that a request it allows is not refused for its shape:
+what the models cannot say is added to it, statically (a context is a root or a child, a profile's name) and by
+``narrow`` for the rest (the server's limits, a delete count from 1, the language codes). What it cannot
+say is state (an unknown handle, a profile in use, a limit on what a session holds), the alphabet (characters
+outside it are refused unless ``unknown`` is ``break``) and the body's size in bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from dasher_rnn.api.limits import Limits
 
 Format = Literal["log_probs", "counts"]
 Unknown = Literal["reject", "break"]
@@ -20,13 +29,32 @@ UNKNOWN_DOC = ("characters outside the alphabet (after normalisation): reject wi
                "or break the context there as Dasher does")
 
 
+# A profile name ``adapt.profiles.check_name`` accepts: 1 to 64 letters, digits, . _ -, starting with a letter or
+# digit, not ending with a dot, and not a name Windows keeps for a device (CON, nul.de). ECMA-262 and Python alike.
+_DEVICE = "|".join("".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in name)
+                   for name in ("con", "prn", "aux", "nul", "com[0-9]", "lpt[0-9]"))
+PROFILE_PATTERN = rf"^(?!(?:{_DEVICE})(?:\.|$))[A-Za-z0-9](?:[A-Za-z0-9_.-]{{0,62}}[A-Za-z0-9_-])?$"
+
+
+def on_string(**keywords: object) -> Callable[[dict], None]:
+    """A field's ``json_schema_extra``: ``keywords`` added to its string schema (the string option of an optional
+    field), for checks the server makes itself, with its own error code."""
+    def extra(schema: dict) -> None:
+        for option in schema.get("anyOf", [schema]):
+            if option.get("type") == "string":
+                option.update(keywords)
+    return extra
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
 
 class SessionCreate(Strict):
-    profile: str | None = Field(None, description="user profile to load and save (letters, digits, . _ -); "
-                                                  "none: an anonymous session that saves nothing")
+    profile: str | None = Field(None, description="user profile to load and save (1 to 64 letters, digits, . _ -, "
+                                                  "starting with a letter or digit, not ending with a dot, not a "
+                                                  "device name such as CON); none: an anonymous session that saves "
+                                                  "nothing", json_schema_extra=on_string(pattern=PROFILE_PATTERN))
     adapt: bool = Field(True, description="learn from committed text")
     model: SessionModel = Field(
         "hybrid", description="'hybrid': the RNN mixed with an adaptive PPM that remembers the user's words (kept with "
@@ -39,6 +67,13 @@ class SessionCreate(Strict):
 
 
 class ContextSpec(Strict):
+    # either a root (text, no parent, no symbols) or a child (parent, and symbols): the validator below, published
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["text"], "properties": {"text": {"type": "string"}, "parent": {"type": "null"},
+                                              "symbols": {"maxLength": 0}}},
+        {"required": ["parent"], "properties": {"parent": {"type": "integer"}, "text": {"type": "null"}}},
+    ]})
+
     text: str | None = Field(None, description="a new root: the context text ('' for a message start)")
     parent: int | None = Field(None, description="a context handle of this session to extend")
     symbols: str = Field("", description="with parent: the symbols appended below it")
@@ -102,6 +137,34 @@ class PredictRequest(Strict):
     contexts: list[str] = Field(description="context texts; one distribution each, in order")
     format: Format = Field("log_probs", description=FORMAT_DOC)
     unknown: Unknown = Field("reject", description=UNKNOWN_DOC)
+
+
+def narrow(components: dict, limits: Limits, languages: list[str], rnn_languages: list[str]) -> None:
+    """The request schemas of ``components`` (an OpenAPI document's) narrowed to what this server accepts: texts,
+    symbols and lists within ``limits``, a delete count up to ``max_text``, a language of ``languages``, and model
+    ``rnn`` only without a language or with one of ``rnn_languages``."""
+    def field(model: str, name: str) -> dict:
+        return components[model]["properties"][name]
+
+    def string(schema: dict) -> dict:
+        return next(o for o in schema.get("anyOf", [schema]) if o.get("type") == "string")
+
+    field("PredictRequest", "contexts")["maxItems"] = limits.max_contexts
+    field("PredictRequest", "contexts")["items"]["maxLength"] = limits.max_text
+    for model in ("ContextSpec", "ContextCreate"):
+        string(field(model, "text"))["maxLength"] = limits.max_text
+        field(model, "symbols")["maxLength"] = limits.max_symbols
+    for model in ("ContextBatch", "DistributionsRequest"):
+        field(model, "contexts")["maxItems"] = limits.max_contexts
+    field("CommitRequest", "text")["maxLength"] = limits.max_text
+    field("DeleteRequest", "count").update(minimum=1, maximum=limits.max_text)
+    language = string(field("SessionCreate", "language"))
+    language.pop("pattern", None)
+    language["enum"] = sorted(languages)
+    components["SessionCreate"]["anyOf"] = [
+        {"properties": {"model": {"enum": ["hybrid", "ppm"]}}},
+        {"properties": {"language": {"anyOf": [{"enum": sorted(rnn_languages)}, {"type": "null"}]}}},
+    ]
 
 
 # -- responses ------------------------------------------------------------------------------
@@ -171,6 +234,12 @@ class LimitsInfo(Reply):
                                               "its profile saved; 0: never")
     request_timeout_s: float = Field(description="a prediction request (predict, contexts, distributions) running "
                                                  "longer is stopped and answered 503 timeout; 0: never")
+    max_connections: int = Field(description="connections the server holds at once (below its file-descriptor limit); "
+                                             "at the limit, the one waiting longest for its request is closed to make "
+                                             "room, or the new one is answered 503 too_many_connections")
+    read_timeout_s: float = Field(description="a client sends a whole request (headers and body) within this many "
+                                              "seconds of connecting or of its previous answer, or the connection is "
+                                              "closed (408 request_timeout); 0: never")
 
 
 class ModelInfo(Reply):

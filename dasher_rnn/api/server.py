@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import logging
 import math
 import os
 import socket
@@ -19,6 +20,8 @@ from pathlib import Path
 
 from dasher_rnn.api.limits import Limits
 from dasher_rnn.api.registry import Registry
+
+log = logging.getLogger(__name__)
 
 TOKEN_ENV = "DASHER_RNN_TOKEN"
 DEFAULT_PORT = 8765
@@ -53,11 +56,13 @@ class ServerConfig:
         token (``--token`` or ``$DASHER_RNN_TOKEN``): a ``ValueError`` saying which."""
         if not 0 <= self.port <= 65535:
             raise ValueError(f"the port must be 0-65535, not {self.port}")
-        for name in ("idle_timeout_s", "request_timeout_s"):
+        for name in ("idle_timeout_s", "request_timeout_s", "read_timeout_s"):
             value = getattr(self.limits, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name.removesuffix('_s').replace('_', '-')} must be a number of seconds >= 0 "
                                  f"(0: never), not {value}")
+        if self.limits.max_connections < 1:
+            raise ValueError(f"max-connections must be at least 1, not {self.limits.max_connections}")
         if self.token is None:
             self.token = os.environ.get(TOKEN_ENV) or None
         if not is_loopback(self.host) and not self.token:
@@ -78,11 +83,21 @@ def build_app(config: ServerConfig):
 
 
 def _uvicorn_config(config: ServerConfig):
+    """Uvicorn's settings: our HTTP protocol (the connection limit, below the descriptor limit, and the read
+    timeout; ``connections.py``), a short accept backlog, the WebSocket message limit."""
     import uvicorn
 
+    from dasher_rnn.api.connections import BACKLOG, GuardedH11Protocol, connection_limit, descriptor_limit
+
+    limits = config.limits
+    most = connection_limit(limits.max_connections)
+    if most < limits.max_connections:
+        log.warning("at most %d connections at once, not %d: the file-descriptor limit (ulimit -n) is %s", most,
+                    limits.max_connections, descriptor_limit())
+    protocol = GuardedH11Protocol.configured(most, limits.read_timeout_s)
     return uvicorn.Config(build_app(config), host=config.host, port=config.port, log_level=config.log_level,
-                          ws="websockets-sansio", ws_max_size=config.limits.max_body_bytes, lifespan="on",
-                          timeout_graceful_shutdown=10, server_header=False)
+                          http=protocol, backlog=BACKLOG, ws="websockets-sansio", ws_max_size=limits.max_body_bytes,
+                          lifespan="on", timeout_graceful_shutdown=10, server_header=False)
 
 
 def bind(host: str, port: int) -> socket.socket:

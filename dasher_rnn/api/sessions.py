@@ -10,14 +10,19 @@ is ``registry.py``. ``Limits`` and ``ApiError`` are importable from here too.
 All methods are called from the event loop's thread (the handle tables are not locked); anything that
 blocks (learning, saving a profile, waiting on the predictor) runs on a worker thread or is awaited as a
 future. Errors a client can cause raise ``ApiError`` with an HTTP status.
+
+A session ends once (``end``): after the operation running on it (a commit is learned, then saved), with one
+close that every caller of ``end`` meanwhile shares. A save that fails leaves it open, with its Writer, its
+threads and its profile, and its ``notice`` says so until a save works or the client closes it without saving.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
+from contextlib import asynccontextmanager
 from typing import Any
 
 from dasher_rnn.adapt.profiles import ProfileError
@@ -77,11 +82,26 @@ class ApiSession(Usage):
         self.lock = asyncio.Lock()
         self.created = time.time()
         self.closed = False
+        self.saved = False  # whether closing saved the profile
+        self.save_error: str | None = None  # why the latest save failed, until one works
+        self._ending: asyncio.Future | None = None  # the close in progress, shared by every caller of end()
 
     @property
     def notice(self) -> str | None:
-        """What the user should know about this session's saved state (e.g. a profile set aside)."""
-        return self.writer.status().notice
+        """What the user should know about this session's saved state (e.g. a profile set aside, a failed save)."""
+        notices = [self.writer.status().notice]
+        if self.save_error is not None:
+            notices.append(f"the profile could not be saved ({self.save_error}); nothing is lost: the session stays "
+                           "open until a save works (save it again, or close it) or it is closed with save=false")
+        return "; ".join(n for n in notices if n) or None
+
+    @asynccontextmanager
+    async def _locked(self) -> AsyncIterator[None]:
+        """The session's lock, for one operation; a 409 when the session was closed while the operation waited."""
+        async with self.lock:
+            if self.closed:
+                raise ApiError(409, "session_closed", f"session {self.id} was closed")
+            yield
 
     def info(self) -> dict:
         status = self.writer.status()
@@ -98,7 +118,7 @@ class ApiSession(Usage):
 
     async def create_roots(self, texts: list[str], reject_unknown: bool = True) -> list[int]:
         texts = [check_text(t, self.alphabet, self.limits, "context text", reject_unknown) for t in texts]
-        async with self.lock:
+        async with self._locked():
             await self.handles.make_room(len(texts), len(texts))
             futures = [self._call(self.writer.root_async, t) for t in texts]
             try:
@@ -111,7 +131,7 @@ class ApiSession(Usage):
 
     async def create_children(self, specs: list[tuple[int, str]]) -> list[int]:
         """Contexts ``symbols`` below each ``parent`` handle."""
-        async with self.lock:
+        async with self._locked():
             parents = []
             for parent, symbols in specs:
                 if len(symbols) > self.limits.max_symbols:
@@ -152,7 +172,7 @@ class ApiSession(Usage):
 
     async def distributions(self, handles: list[int], priority: float = 0.0) -> list[Distribution]:
         check_count(len(handles), self.limits.max_contexts, "contexts")
-        async with self.lock:
+        async with self._locked():
             contexts = [self.node(h) for h in handles]
             return await wait(self._call(self.writer.request, contexts, priority))
 
@@ -184,7 +204,7 @@ class ApiSession(Usage):
     async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
         self._check_learning()
         text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
-        async with self.lock:
+        async with self._locked():
             await self._in_thread(self.writer.commit, text)
             await self._settle(wait_)
 
@@ -192,20 +212,20 @@ class ApiSession(Usage):
         self._check_learning()
         if not 1 <= count <= self.limits.max_text:
             raise ApiError(422, "bad_count", f"delete count must be 1..{self.limits.max_text}, not {count}")
-        async with self.lock:
+        async with self._locked():
             self.writer.delete(count)
             await self._settle(wait_)
 
     async def reset(self, wait_: bool = False) -> None:
         """A message boundary: what is committed next starts a new message."""
         self._check_learning()
-        async with self.lock:
+        async with self._locked():
             self.writer.new_message()
             await self._settle(wait_)
 
     async def set_adapting(self, enabled: bool) -> None:
         self._check_learning()
-        async with self.lock:
+        async with self._locked():
             try:
                 self.writer.set_adapting(enabled)
             except WriterError as exc:
@@ -217,19 +237,41 @@ class ApiSession(Usage):
         self._check_learning()
         if self.profile is None:
             raise ApiError(409, "no_profile", f"session {self.id} has no profile to save")
-        async with self.lock:
+        async with self._locked():
             try:
                 await asyncio.to_thread(self.writer.save)
             except ProfileError as exc:
+                self.save_error = str(exc)
                 raise ApiError(507, "save_failed", str(exc)) from None
+            self.save_error = None
         status = self.writer.status()
         return {"profile": self.profile, "characters_adapted": status.characters_adapted if "rnn" in status.learns else None}
 
-    def close(self, save: bool = True) -> None:
-        """Blocking: save the profile (when asked and there is one) and stop the Writer's threads. A save that
-        fails raises ``ApiError`` 507 and leaves the session open: nothing learned is lost."""
-        try:
-            self.writer.close(save=save)
-        except ProfileError as exc:
-            raise ApiError(507, "save_failed", str(exc)) from None
-        self.closed = True
+    async def end(self, save: bool = True) -> bool:
+        """Close the session: wait for the operation running on it (a commit being learned), save the profile (when
+        asked and there is one), stop the Writer's threads and let the profile go; True when the profile was saved.
+
+        Callers while a close is in progress share it and its answer (a second DELETE neither saves again nor
+        waits for anything else); once closed, the answer is given at once. A save that fails raises ``ApiError``
+        507 and leaves the session open: nothing learned is lost, and a later ``end`` tries again."""
+        if self.closed:
+            return self.saved
+        if self._ending is None:
+            self._ending = asyncio.ensure_future(self._end(save))
+            self._ending.add_done_callback(self._ended)
+        return await asyncio.shield(self._ending)
+
+    def _ended(self, ending: asyncio.Future) -> None:
+        if ending.cancelled() or ending.exception() is not None:
+            self._ending = None  # still open: a later end() tries again
+
+    async def _end(self, save: bool) -> bool:
+        async with self._locked():
+            try:
+                await asyncio.to_thread(self.writer.close, save)
+            except ProfileError as exc:
+                self.save_error = str(exc)
+                raise ApiError(507, "save_failed", str(exc)) from None
+            self.closed, self.saved = True, bool(save and self.profile is not None)
+            self.save_error = None
+            return self.saved

@@ -44,6 +44,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--request-timeout", dest="request_timeout_s", type=float,
                    default=config_default(LIMITS, "request_timeout_s"), metavar="SECONDS",
                    help="stop a prediction request that runs longer, answering 503 timeout (0: never)")
+    p.add_argument("--max-connections", type=int, default=config_default(LIMITS, "max_connections"),
+                   help="connections open at once (kept below the file-descriptor limit, ulimit -n); at the limit, the "
+                        "one waiting longest for its request makes room, or the new one is answered 503")
+    p.add_argument("--read-timeout", dest="read_timeout_s", type=float, default=config_default(LIMITS, "read_timeout_s"),
+                   metavar="SECONDS", help="close a connection whose client has not sent a whole request (headers and "
+                                           "body) this long after connecting or after its previous answer (0: never)")
     p.add_argument("--log-level", default=config_default(SERVER, "log_level"),
                    choices=["critical", "error", "warning", "info", "debug"], help="server log level")
     p.set_defaults(func=run)
@@ -58,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(max_body_bytes=args.max_body_bytes, max_contexts=args.max_contexts, max_sessions=args.max_sessions,
                     max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
                     max_symbols=args.max_symbols, idle_timeout_s=args.idle_timeout_s,
-                    request_timeout_s=args.request_timeout_s)
+                    request_timeout_s=args.request_timeout_s, max_connections=args.max_connections,
+                    read_timeout_s=args.read_timeout_s)
     config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,

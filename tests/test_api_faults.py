@@ -1,0 +1,430 @@
+"""The API's faults, bounded and on loopback only: a save that fails at the idle timeout, DELETEs that race each other
+or a running commit, slow clients and more connections than descriptors, a log that repeats itself, 405s without
+``Allow``, and requests the published schema allows but the server refused."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from dasher_rnn.adapt import profiles as profiles_module
+from dasher_rnn.adapt import writer as writer_module
+from dasher_rnn.adapt.profiles import ProfileStore, check_name
+from dasher_rnn.api import connections
+from dasher_rnn.api.app import create_app
+from dasher_rnn.api.connections import RESERVED_FDS, connection_limit
+from dasher_rnn.api.limits import ApiError, Limits
+from dasher_rnn.api.logs import RepeatFilter
+from dasher_rnn.api.registry import Registry
+from dasher_rnn.api.schemas import PROFILE_PATTERN
+from dasher_rnn.api.server import BackgroundServer, ServerConfig
+from tests.test_api_schema import schema_errors
+
+BASE = "http://127.0.0.1"
+TEXT = "I want tea. " * 3  # 36 characters
+
+
+def full_disk(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def wait_until(condition, seconds: float = 30.0) -> bool:
+    """Polls ``condition`` (a bound on waiting, not a timing assertion)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+# -- 5: a save that fails at the idle timeout ------------------------------------------------------------------
+def test_an_idle_session_whose_save_fails_is_kept_until_a_save_works(tiny_model_dir, tmp_path, monkeypatch):
+    clock = [0.0]
+    registry = Registry(tiny_model_dir, Limits(idle_timeout_s=60), tmp_path, backend="torch", clock=lambda: clock[0])
+    with TestClient(create_app(registry), base_url=BASE) as client:
+        sid = client.post("/v1/sessions", json={"profile": "unsaved", "model": "rnn"}).json()["session"]
+        assert client.post(f"/v1/sessions/{sid}/commit", json={"text": TEXT, "wait": True}).status_code == 200
+        writer = registry.sessions[sid].writer
+        monkeypatch.setattr(profiles_module, "atomic_write", full_disk)
+        clock[0] += 61
+        assert client.portal.call(registry.expire_idle) == []  # not closed: its save failed
+        info = client.get(f"/v1/sessions/{sid}")
+        assert info.status_code == 200, info.text  # kept open, with all it learned
+        assert "could not be saved" in info.json()["notice"] and "No space left" in info.json()["notice"]
+        assert info.json()["adaptation"]["characters_adapted"] == 36
+        busy = client.post("/v1/sessions", json={"profile": "unsaved", "model": "rnn"})
+        assert busy.status_code == 409 and "could not be saved" in busy.json()["error"]["message"]
+        assert client.portal.call(registry.expire_idle) == []  # used again just now: not even tried
+        assert client.post(f"/v1/sessions/{sid}/commit", json={"text": TEXT, "wait": True}).status_code == 200
+        failed = client.delete(f"/v1/sessions/{sid}")
+        assert failed.status_code == 507 and failed.json()["error"]["code"] == "save_failed"
+        monkeypatch.undo()  # space again: the next try saves everything
+        clock[0] += 61
+        assert client.portal.call(registry.expire_idle) == [sid]
+        gone = client.get(f"/v1/sessions/{sid}")
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "session_expired"
+        assert "'unsaved' was saved" in gone.json()["error"]["message"]
+        assert ProfileStore(tmp_path).load("unsaved").info["characters_adapted"] == 72
+        assert writer.closed and not writer.service._worker.is_alive() and not writer.session._worker.is_alive()
+        again = client.post("/v1/sessions", json={"profile": "unsaved", "model": "rnn"})  # the profile is let go
+        assert again.status_code == 201 and again.json()["adaptation"]["characters_adapted"] == 72
+        client.delete(f"/v1/sessions/{again.json()['session']}", params={"save": "false"})
+
+
+def test_a_session_whose_save_fails_can_be_discarded_and_its_profile_is_let_go(tiny_model_dir, tmp_path,
+                                                                               monkeypatch):
+    registry = Registry(tiny_model_dir, Limits(), tmp_path, backend="torch")
+    with TestClient(create_app(registry), base_url=BASE) as client:
+        sid = client.post("/v1/sessions", json={"profile": "doomed", "model": "rnn"}).json()["session"]
+        writer = registry.sessions[sid].writer
+        client.post(f"/v1/sessions/{sid}/commit", json={"text": TEXT, "wait": True})
+        monkeypatch.setattr(profiles_module, "atomic_write", full_disk)
+        assert client.post(f"/v1/sessions/{sid}/profile/save").status_code == 507
+        assert "could not be saved" in client.get(f"/v1/sessions/{sid}").json()["notice"]
+        closed = client.delete(f"/v1/sessions/{sid}", params={"save": "false"})
+        assert closed.json() == {"session": sid, "closed": True, "saved": False}
+        assert writer.closed and not writer.service._worker.is_alive()
+        gone = client.delete(f"/v1/sessions/{sid}")
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "session_closed"
+        assert "'doomed' was not saved" in gone.json()["error"]["message"]
+        monkeypatch.undo()
+        assert client.post("/v1/sessions", json={"profile": "doomed", "model": "rnn"}).status_code == 201
+
+
+# -- 7: DELETEs that race ------------------------------------------------------------------------------------------
+class Gate:
+    """Makes ``obj.name`` wait for ``permit``; ``entered`` is set on the first call, and ``calls`` counts them."""
+
+    def __init__(self, obj: object, name: str) -> None:
+        self.entered, self.permit, self.calls = threading.Event(), threading.Event(), 0
+        original = getattr(obj, name)
+
+        def gated(*args, **kwargs):
+            self.calls += 1
+            self.entered.set()
+            assert self.permit.wait(60)
+            return original(*args, **kwargs)
+
+        setattr(obj, name, gated)
+
+
+def test_a_second_delete_shares_the_first_and_says_what_it_did(tiny_model_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(writer_module, "SAVE_WAIT_S", 2)  # before the fix, the second DELETE waited this long, then 507
+
+    async def run():
+        registry = Registry(tiny_model_dir, Limits(), tmp_path, backend="torch")
+        await registry.start()
+        try:
+            s = await registry.open("twice", model="rnn")
+            await s.commit(TEXT, wait_=True)
+            saving = Gate(s.writer.store, "save")
+            first = asyncio.create_task(registry.close(s.id))
+            assert await asyncio.to_thread(saving.entered.wait, 30)  # the first DELETE is saving
+            second = asyncio.create_task(registry.close(s.id))
+            done, _ = await asyncio.wait({second}, timeout=1.0)
+            assert not done  # it waits for the first one's save
+            saving.permit.set()
+            assert await first == await second == {"session": s.id, "closed": True, "saved": True}
+            assert saving.calls == 1  # one save: the second DELETE did not save again (after the profile was let go)
+            with pytest.raises(ApiError) as third:  # once closed, answered at once
+                await registry.close(s.id)
+            assert third.value.status == 404 and third.value.code == "session_closed"
+            assert "'twice' was saved" in third.value.message
+            assert ProfileStore(tmp_path).load("twice").info["characters_adapted"] == 36
+        finally:
+            await registry.close_all(save=False)
+
+    asyncio.run(run())
+
+
+def test_delete_during_a_running_commit_waits_for_it_and_saves_it(tiny_model_dir, tmp_path):
+    async def run():
+        registry = Registry(tiny_model_dir, Limits(), tmp_path, backend="torch")
+        await registry.start()
+        try:
+            s = await registry.open("racer", model="rnn")
+            committing = Gate(s.writer, "commit")
+            commit = asyncio.create_task(s.commit(TEXT, wait_=True))
+            assert await asyncio.to_thread(committing.entered.wait, 30)  # the commit is running
+            close = asyncio.create_task(registry.close(s.id))
+            done, _ = await asyncio.wait({close}, timeout=1.0)
+            assert not done  # the DELETE waits for the commit
+            committing.permit.set()
+            await commit
+            assert await close == {"session": s.id, "closed": True, "saved": True}
+            assert ProfileStore(tmp_path).load("racer").info["characters_adapted"] == 36  # the commit was saved
+            with pytest.raises(ApiError) as late:  # a request that waited behind the DELETE is told, not run
+                await s.commit(TEXT)
+            assert late.value.status == 409 and late.value.code == "session_closed"
+        finally:
+            await registry.close_all(save=False)
+
+    asyncio.run(run())
+
+
+# -- 7: slow clients and connections -----------------------------------------------------------------------------
+def test_the_connection_limit_stays_below_the_descriptor_limit():
+    assert connection_limit(512, descriptors=20000) == 512
+    assert connection_limit(2000, descriptors=1024) == 1024 - connections.BACKLOG - RESERVED_FDS
+    assert connection_limit(512, descriptors=100) == 1
+    assert connection_limit(512, descriptors=None) <= 512
+
+
+@pytest.fixture
+def slow_server(tiny_model_dir, tmp_path, monkeypatch):
+    """A server holding 4 connections, with a read timeout of 1 s; ``EVICT_AFTER_S`` as each test sets it."""
+    limits = Limits(max_connections=4, read_timeout_s=1.0)
+    srv = BackgroundServer(ServerConfig(tiny_model_dir, port=0, profiles_dir=tmp_path, limits=limits)).start()
+    yield srv
+    srv.stop()
+
+
+def connect(port: int, sent: bytes = b"") -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+    if sent:
+        sock.sendall(sent)
+    return sock
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """What the server writes until it closes the connection (bounded by the socket's timeout)."""
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    sock.close()
+    return b"".join(chunks)
+
+
+def test_a_client_that_sends_its_request_too_slowly_is_answered_408_and_closed(slow_server):
+    port = slow_server.port
+    head = connect(port, b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # headers never finished
+    body = connect(port, b"POST /v1/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"contexts\"")  # a body never finished
+    silent = connect(port)  # nothing at all
+    for sock in (head, body):
+        answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["code"] == "request_timeout"
+    assert read_all(silent) == b""  # closed without a word: it asked nothing
+    assert httpx.get(slow_server.url + "/v1/health").status_code == 200
+
+
+def test_beyond_the_connection_limit_a_new_client_gets_a_clear_503(slow_server, monkeypatch):
+    monkeypatch.setattr(connections, "EVICT_AFTER_S", 60.0)  # none has waited long enough to make room
+    monkeypatch.setattr(slow_server.server.config.http_protocol_class, "read_timeout_s", 30.0)
+    held = [connect(slow_server.port, b"GET /v1/health HTTP/1.1\r\n") for _ in range(4)]
+    try:
+        r = httpx.get(slow_server.url + "/v1/health")
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        error = r.json()["error"]
+        assert error["code"] == "too_many_connections" and "4 connections" in error["message"]
+    finally:
+        for sock in held:
+            sock.close()
+    assert wait_until(lambda: httpx.get(slow_server.url + "/v1/health").status_code == 200)
+
+
+def test_at_the_limit_the_connection_waiting_longest_makes_room_for_a_new_client(slow_server, monkeypatch):
+    monkeypatch.setattr(connections, "EVICT_AFTER_S", 0.0)
+    monkeypatch.setattr(slow_server.server.config.http_protocol_class, "read_timeout_s", 30.0)
+    held = [connect(slow_server.port, b"GET /v1/health HTTP/1.1\r\n") for _ in range(4)]
+    assert wait_until(lambda: len(slow_server.server.server_state.connections) == 4)
+    r = httpx.get(slow_server.url + "/v1/health")
+    assert r.status_code == 200  # served: a slow client made room
+    answer = read_all(held[0])  # the oldest
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"needed this one for another client" in answer
+    for sock in held[1:]:
+        sock.close()
+
+
+SERVE_WITH_FEW_DESCRIPTORS = textwrap.dedent("""
+    import logging, resource, sys, time
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    from dasher_rnn.api.limits import Limits
+    from dasher_rnn.api.server import BackgroundServer, ServerConfig
+    srv = BackgroundServer(ServerConfig(sys.argv[1], port=0, profiles_dir=sys.argv[2],
+                                        limits=Limits(read_timeout_s=30))).start()
+    print(srv.port, flush=True)
+    sys.stdin.readline()
+    srv.stop()
+""")
+
+
+def test_more_slow_connections_than_descriptors_shut_no_one_out_and_the_log_stays_short(tiny_model_dir, tmp_path):
+    log = tmp_path / "server.log"
+    with open(log, "wb") as err:
+        server = subprocess.Popen([sys.executable, "-c", SERVE_WITH_FEW_DESCRIPTORS, str(tiny_model_dir), str(tmp_path)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                  cwd=Path(__file__).parents[1])
+    held: list[socket.socket] = []
+    answers: list[int] = []
+    try:
+        port = int(server.stdout.readline())
+        for _ in range(300):  # more than the server's 256 descriptors
+            try:
+                held.append(connect(port, b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
+            except OSError:
+                break
+        deadline = time.monotonic() + 20
+        while answers[-3:] != [200] * 3 and time.monotonic() < deadline:  # a client keeps being served
+            try:
+                answers.append(httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=5).status_code)
+            except httpx.HTTPError:
+                answers.append(0)
+            time.sleep(0.25)
+    finally:
+        for sock in held:
+            sock.close()
+        try:
+            server.communicate(b"\n", timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
+    assert answers[-3:] == [200] * 3, answers
+    assert set(answers) <= {200, 503}, answers  # a clear 503 while slow clients hold every connection, never silence
+    written = log.read_bytes()
+    assert b"out of system resource" not in written and b"Traceback" not in written, written[-2000:]
+    assert len(written) < 20_000, len(written)
+
+
+# -- the log never repeats a record -----------------------------------------------------------------------------
+def test_a_repeated_error_is_written_once_then_counted(caplog):
+    now = [0.0]
+    repeats = RepeatFilter(period=60.0, clock=lambda: now[0])
+    repeats.install(["tests.repeats"])
+    logger = logging.getLogger("tests.repeats")
+
+    def accept(i: int) -> None:  # one fault in one place, its message varying
+        try:
+            raise OSError(errno.EMFILE, f"Too many open files ({i})")
+        except OSError:
+            logger.exception("accept failed")
+
+    try:
+        with caplog.at_level(logging.INFO, logger="tests.repeats"):
+            for i in range(1000):
+                accept(i)
+                now[0] += 0.01
+            for _ in range(5):
+                logger.warning("another matter")
+            now[0] = 70.0
+            accept(1000)
+            repeats.flush()
+    finally:
+        repeats.uninstall()
+    records = caplog.records
+    assert [r.exc_info is not None for r in records] == [True, False, False, False]  # one traceback, once
+    messages = [r.getMessage() for r in records]
+    assert messages[:2] == ["accept failed", "another matter"]
+    assert messages[2].startswith("accept failed [repeated 1000 more times in 70 s")
+    assert messages[3].startswith("another matter [repeated 4 more times")
+    assert logger.filters == []
+
+
+# -- 9: 405 and the published schema ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def app_client(tiny_model_dir, tmp_path_factory):
+    limits = Limits(max_contexts=8, max_text=50, max_symbols=4)
+    registry = Registry(tiny_model_dir, limits, tmp_path_factory.mktemp("schema-faults"), backend="torch")
+    with TestClient(create_app(registry), base_url=BASE) as client:
+        yield client
+
+
+def test_a_405_says_which_methods_the_path_allows(app_client):
+    for method, path, allowed in [("PUT", "/v1/model", "GET"), ("POST", "/v1/health", "GET"),
+                                  ("PATCH", "/v1/sessions/abc", "DELETE, GET"), ("GET", "/v1/predict", "POST"),
+                                  ("PUT", "/v1/sessions", "GET, POST")]:
+        r = app_client.request(method, path)
+        assert r.status_code == 405 and r.headers.get("allow") == allowed, (method, path, r.headers)
+        assert r.json()["error"]["code"] == "method_not_allowed" and allowed in r.json()["error"]["message"]
+
+
+def request_schema(spec: dict, path: str) -> dict:
+    return spec["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+
+
+def test_requests_the_schema_allows_are_accepted_and_those_refused_are_outside_it(app_client):
+    spec = app_client.get("/openapi.json").json()
+    components = spec["components"]["schemas"]
+    sid = app_client.post("/v1/sessions", json={"profile": "schema", "model": "rnn"}).json()["session"]
+    try:
+        root = app_client.post(f"/v1/sessions/{sid}/contexts", json={"text": "I"}).json()["handle"]
+        s = f"/v1/sessions/{sid}"
+        # (schema path, request path, body). The first 17, of 8 kinds, were allowed by the published schema and
+        # refused by the server; now the schema refuses them too. The last 8 are within it, and accepted.
+        cases = [
+            ("/v1/predict", "/v1/predict", {"contexts": ["a" * 51]}),
+            ("/v1/predict", "/v1/predict", {"contexts": ["a"] * 9}),
+            ("/v1/sessions", "/v1/sessions", {"profile": "a/b"}),
+            ("/v1/sessions", "/v1/sessions", {"language": "zz"}),
+            ("/v1/sessions/{sid}/contexts", s + "/contexts", {"text": "a", "parent": root}),
+            ("/v1/sessions/{sid}/contexts", s + "/contexts", {"parent": root, "symbols": "abcde"}),
+            ("/v1/sessions/{sid}/contexts/batch", s + "/contexts/batch", {"contexts": [{}]}),
+            ("/v1/sessions/{sid}/delete", s + "/delete", {"count": 0}),
+            ("/v1/sessions/{sid}/contexts", s + "/contexts", {}),
+            ("/v1/sessions/{sid}/contexts", s + "/contexts", {"text": "a", "symbols": "b"}),
+            ("/v1/sessions/{sid}/contexts/batch", s + "/contexts/batch", {"contexts": [{"text": "a"}] * 9}),
+            ("/v1/sessions/{sid}/distributions", s + "/distributions", {"contexts": [root] * 9}),
+            ("/v1/sessions/{sid}/commit", s + "/commit", {"text": "a" * 51}),
+            ("/v1/sessions/{sid}/delete", s + "/delete", {"count": 51}),
+            ("/v1/sessions", "/v1/sessions", {"profile": "CON"}),
+            ("/v1/sessions", "/v1/sessions", {"profile": "x" * 65}),
+            ("/v1/sessions", "/v1/sessions", {"language": "de", "model": "rnn"}),
+            # and requests within it, accepted
+            ("/v1/predict", "/v1/predict", {"contexts": ["a" * 50] * 8}),
+            ("/v1/sessions/{sid}/contexts", s + "/contexts", {"parent": root, "symbols": "abcd"}),
+            ("/v1/sessions/{sid}/contexts", s + "/contexts", {"text": "a", "parent": None, "symbols": ""}),
+            ("/v1/sessions/{sid}/contexts/batch", s + "/contexts/batch", {"contexts": [{"text": "a"}] * 8}),
+            ("/v1/sessions/{sid}/distributions", s + "/distributions", {"contexts": [root] * 8}),
+            ("/v1/sessions/{sid}/commit", s + "/commit", {"text": "a" * 50}),
+            ("/v1/sessions/{sid}/delete", s + "/delete", {"count": 50}),
+            ("/v1/sessions", "/v1/sessions", {"language": "de", "model": "ppm"}),
+        ]
+        outcomes = []
+        for schema_path, path, body in cases:
+            allowed = not schema_errors(body, request_schema(spec, schema_path), components)
+            r = app_client.post(path, json=body)
+            if r.status_code == 201 and path == "/v1/sessions":
+                app_client.delete(f"/v1/sessions/{r.json()['session']}", params={"save": "false"})
+            outcomes.append((body, allowed, r.status_code))
+            assert allowed == (r.status_code < 300), (schema_path, body, r.status_code, r.text)
+        assert [allowed for _, allowed, _ in outcomes].count(True) == 8
+    finally:
+        app_client.delete(f"/v1/sessions/{sid}", params={"save": "false"})
+
+
+def test_the_published_profile_pattern_allows_only_names_a_profile_can_have():
+    allowed = ["anna", "a", "a.b", "anna.de", "x" * 64, "CONSOLE", "com10", "a-", "lpt", "Null", "A_b-c.d"]
+    refused = ["_a", ".a", "prof.", "x" * 65, "a/b", "a b", "", "\u00e9", "con", "CON", "nul.de", "Com1", "lpt9.txt"]
+    for name in allowed:
+        assert re.search(PROFILE_PATTERN, name), name
+        assert check_name(name) == name  # what the schema allows, the server takes
+    for name in refused:
+        assert not re.search(PROFILE_PATTERN, name), name
+
+
+def test_serve_refuses_a_bad_read_timeout_or_connection_limit_in_one_line(capsys, tiny_model_dir):
+    from dasher_rnn.cli import main
+
+    for option, value, name in [("--read-timeout", "-1", "read-timeout"), ("--read-timeout", "inf", "read-timeout"),
+                                ("--max-connections", "0", "max-connections")]:
+        assert main(["serve", "--port", "0", option, value, "--model-dir", str(tiny_model_dir)]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and out.err.count("\n") == 1 and name in out.err, out.err
