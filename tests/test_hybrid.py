@@ -126,7 +126,7 @@ def test_ppm_snapshot_round_trips_learned_counts_and_rejects_bad_ones():
         assert "sorted" in str(exc)
 
 
-def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_is_set_aside(tiny_model_dir, tmp_path):
+def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_gives_way_to_its_previous_version(tiny_model_dir, tmp_path):
     from dasher_rnn.adapt.profiles import ProfileStore
 
     writer = hybrid(tiny_model_dir, profile="alice", profiles_dir=tmp_path)
@@ -141,7 +141,10 @@ def test_hybrid_state_persists_with_the_profile_and_a_corrupt_one_is_set_aside(t
     files = store.load("alice").info["files"]
     (tmp_path / "alice" / files["ppm"]["file"]).write_bytes(b"not safetensors")
     fresh = hybrid(tiny_model_dir, profile="alice", profiles_dir=tmp_path)
-    assert fresh.status().notice and list(tmp_path.glob("alice.broken-*"))
+    # the broken part alone is set aside and its previous version (the first close's) is used
+    assert "previous version is used" in fresh.status().notice and list(tmp_path.glob("alice/ppm-*.broken-*"))
+    ctx = fresh.mixer.ppm.context_after("Qwy")
+    assert fresh.mixer.ppm.probs_at(ctx)[ALPHABET.index("z")] > 0.5 and fresh.mixer.gate.w[3] == 0.5
     fresh.close(save=False)
 
 

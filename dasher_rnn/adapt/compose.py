@@ -47,6 +47,8 @@ class WriterConfig:
     floor: float = DASHER_FLOOR
     replace_errors: bool = False  # read PPM training text with invalid UTF-8 replaced
     read_only: bool = False  # never save the profile (and so never hold it): ``eval``
+    autosave_s: float | None = None  # save the profile in the background this often while learning (the app); None:
+    # only when asked (``Writer.save``, ``close``)
 
 
 def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, max_order: int = DASHER_PPM_ORDER,
@@ -128,20 +130,13 @@ def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = 
     from dasher_rnn.adapt.profiles import ProfileError
 
     saved = None
-    if store is not None:
-        try:
-            saved = store.load(config.profile)
-        except ProfileError as exc:
-            if config.read_only:
-                raise
-            moved = store.set_aside(config.profile)
-            notice = f"profile {config.profile!r} could not be used ({exc}); moved to {moved}; starting afresh"
-            log.warning(notice)
+    if store is not None:  # repaired part by part (what was lost is in saved.notices), or read as it is: ``eval``
+        saved = store.load(config.profile, repair=not config.read_only)
 
     service = session = mixer = folder = None
     parts, alphabet = [], None
     if config.model in ("rnn", "hybrid"):
-        service, session, folder, about, notice = _build_rnn(config, saved, store, notice)
+        service, session, folder, about, notice = _build_rnn(config, saved, notice)
         alphabet = service.alphabet
         if config.alphabet and config.alphabet != alphabet.name:
             service.close()
@@ -160,27 +155,39 @@ def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = 
             ppm, files = build_ppm(config.ppm_train, name, order, config.replace_errors)
         mixer = HybridMixer(ppm)
         alphabet = ppm.alphabet
-        if saved is not None and "ppm" in saved.parts:
+        data = saved.parts.get("ppm") if saved is not None else None
+        while data is not None and saved is not None:
             try:
-                mixer.restore(saved.parts["ppm"])
+                mixer.restore(data)
+                break
             except ValueError as exc:
-                notice = f"the PPM state of profile {config.profile!r} could not be used ({exc}); PPM starts afresh"
-                log.warning(notice)
+                try:
+                    data = saved.reject("ppm", str(exc))  # its previous version, or None: PPM starts afresh
+                except ProfileError:  # read only: nothing is set aside, and PPM starts afresh
+                    notice = _joined(notice, f"the PPM state of profile {config.profile!r} could not be used ({exc}); "
+                                             "PPM starts afresh")
+                    data = None
         trained = ", ".join(f.name for f in files) or ("its training text" if trained_ppm is not None else "nothing")
         parts.append(f"PPM order {order} trained on {trained}")
     if config.model == "uniform":
         alphabet = load_alphabet(config.alphabet or "english")
         parts.append(f"uniform over {alphabet.name}")
     assert alphabet is not None  # every model in MODELS set it above
+    if saved is not None:
+        notice = _joined(notice, *saved.notices)
     description = (" mixed with ".join(parts)) + (f", profile {config.profile!r}" if config.profile else "")
     return Writer(config.model, alphabet, service=service, session=session, mixer=mixer,
                   store=None if config.read_only else store, lock=lock,
                   profile=config.profile, base_hash=folder.base_hash if folder is not None else None,
-                  adapt=config.adapt, floor=config.floor, description=description, notice=notice)
+                  adapt=config.adapt, floor=config.floor, description=description, notice=notice,
+                  autosave_s=None if config.read_only else config.autosave_s)
 
 
-def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
-    from dasher_rnn.adapt.profiles import ProfileError
+def _joined(*notices: str | None) -> str | None:
+    return "; ".join(n for n in notices if n) or None
+
+
+def _build_rnn(config: WriterConfig, saved, notice: str | None):
     from dasher_rnn.adapt.session import WritingSession
     from dasher_rnn.lm.model_io import ONNX_FILE, open_model, read_checked_config
     from dasher_rnn.paths import DEFAULT_MODEL_DIR
@@ -231,16 +238,8 @@ def _build_rnn(config: WriterConfig, saved, store, notice: str | None):
     session = None
     if _stateful(config):
         assert folder is not None  # opened above for a stateful RNN
-        try:
-            try:
-                session = WritingSession(folder, config.adaptation, service, config.adapt, saved)
-            except ProfileError as exc:  # the profile does not fit this model: set it aside, start from the base
-                if config.read_only:
-                    raise
-                moved = store.set_aside(config.profile)
-                notice = f"profile {config.profile!r} could not be used ({exc}); moved to {moved}; starting afresh"
-                log.warning(notice)
-                session = WritingSession(folder, config.adaptation, service, config.adapt, None)
+        try:  # an RNN part this model cannot use is set aside and its previous version tried (saved.notices)
+            session = WritingSession(folder, config.adaptation, service, config.adapt, saved)
         except BaseException:
             service.close()
             raise

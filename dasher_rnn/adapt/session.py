@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig, DynamicEvaluator
-from dasher_rnn.adapt.profiles import LoadedProfile, decode_weights
+from dasher_rnn.adapt.profiles import LoadedProfile, ProfileError, decode_weights
 from dasher_rnn.lm.model_io import ModelFolder
 
 log = logging.getLogger(__name__)
@@ -44,9 +44,7 @@ class WritingSession:
         self.characters_adapted = 0
         self._unlearned = 0  # characters committed while paused and not deleted since (the worker's count)
         self._stale = False  # the predictor has not been handed the latest weights yet (the worker's flag)
-        if saved is not None:
-            self._restore(saved)
-        if self.characters_adapted:  # the profile's weights, before anything can be asked of the worker
+        if saved is not None and self._restore(saved):  # the profile's weights, before the worker is asked anything
             self._publish()
         self._queue: queue.Queue = queue.Queue()
         self._worker = threading.Thread(target=self._run, name="adaptation", daemon=True)
@@ -166,11 +164,20 @@ class WritingSession:
     def _adapted_weights(self) -> dict[str, torch.Tensor]:
         return {n: p.detach().clone() for n, p in zip(self.evaluator.names, self.evaluator.params, strict=True)}
 
-    def _restore(self, saved: LoadedProfile) -> None:
+    def _restore(self, saved: LoadedProfile) -> bool:
+        """Start from the profile's ``rnn`` part; whether it had one this model can use. A part the model refuses
+        is handed back (``LoadedProfile.reject``): a repairing load offers the part's previous version, else the RNN
+        starts from the base weights; a strict one raises ``ProfileError``."""
         params = self.evaluator.model.network_parameters()
-        if "rnn" not in saved.parts:
-            return  # a profile of the PPM alone: the RNN starts from the base weights
-        weights = decode_weights(saved, {n: tuple(p.shape) for n, p in params.items()}, self.base_hash)
+        shapes = {n: tuple(p.shape) for n, p in params.items()}
+        while True:
+            if "rnn" not in saved.parts:
+                return False  # a profile of the PPM alone (or none of its RNN versions fits): the base weights
+            try:
+                weights = decode_weights(saved, shapes, self.base_hash)
+                break
+            except ProfileError as exc:
+                saved.reject("rnn", str(exc))
         scale, adapted = saved.step_scale, saved.characters_adapted
         with torch.no_grad():
             for n, tensor in weights.items():
@@ -178,3 +185,4 @@ class WritingSession:
         self.evaluator.scale, self.characters_adapted = scale, adapted
         # deletions cannot reach back into earlier sessions: the loaded weights are the oldest checkpoint
         self.evaluator.ring.clear()
+        return True

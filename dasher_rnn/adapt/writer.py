@@ -13,7 +13,14 @@ The zoom (``zoom/sources.py``), the API (``api/sessions.py``), the BciPy adapter
 - contexts: ``root(text)``, ``child(context, symbol)``, ``request(contexts)`` -> distributions, ``release``;
 - learning: ``commit(text)`` / ``commit_symbol(symbol, context)``, ``delete(n)``, ``new_message()``,
   ``set_adapting(on)``; ``delete`` takes back what the RNN, PPM and the mixing weights learned, exactly;
-- lifetime: ``save()``, ``close()``, and the read-only ``status()``.
+- lifetime: ``save()``, ``close()``, and the read-only ``status()``; built with ``autosave_s`` (the app), the
+  profile is also saved in the background while something new was learned: ``autosave()`` (a front end's timer, and
+  every commit) saves once ``autosave_s`` passed since the last save, ``new_message()`` at once, so a crash loses
+  at most the last ``autosave_s`` of learning.
+
+A save captures every part on the caller's thread, in order with what was committed (PPM's bytes, and the
+writing session's snapshot request, which the session answers once the commits queued before it are applied);
+the waiting, encoding and writing run on the saving thread, one save at a time, in the order they were captured.
 
 Every method is called from one thread (the UI's, or the API's event loop through a worker); the
 predictor and the adaptation run on their own threads and never block it, except where a method
@@ -24,8 +31,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,6 +54,7 @@ MODELS = ("rnn", "ppm", "hybrid", "uniform")
 MIXER_CONTEXT = 500  # characters of the message before a commit that the mixing weights' update conditions on
 MIXER_CHUNK = 256  # committed characters scored per request for the mixing weights' update
 SAVE_WAIT_S = 300  # how long a save waits for the adaptation to catch up with what was committed
+AUTOSAVE_S = 30.0  # the app: how often the profile is saved in the background while learning
 
 
 class WriterError(RuntimeError):
@@ -114,7 +123,8 @@ class Writer:
 
     def __init__(self, model: str, alphabet: Alphabet, *, service=None, session=None, mixer=None, store=None,
                  lock=None, profile: str | None = None, base_hash: str | None = None, adapt: bool = True,
-                 floor: float = DASHER_FLOOR, description: str = "", notice: str | None = None):
+                 floor: float = DASHER_FLOOR, description: str = "", notice: str | None = None,
+                 autosave_s: float | None = None, clock: Callable[[], float] = time.monotonic):
         if model not in MODELS:
             raise ValueError(f"unknown model {model!r} (choose from {', '.join(MODELS)})")
         self.model, self.alphabet, self.floor = model, alphabet, floor
@@ -125,7 +135,14 @@ class Writer:
         self._adapting = adapt and self.can_adapt
         self._uniform = quantise(np.ones(len(alphabet)), floor)
         self._uniform_log = np.full(len(alphabet), -np.log(len(alphabet)), np.float32)
-        self._save_lock = threading.Lock()
+        self._save_lock = threading.Lock()  # one write at a time
+        self.autosave_s, self._clock = autosave_s, clock
+        self._changes = 0  # calls that changed what is learned (the caller's count)
+        self._saved_changes = 0  # of those, how many the last save that was written holds
+        self._last_save = clock()  # when the last save was captured (or the Writer built)
+        self._saver: ThreadPoolExecutor | None = None  # the saving thread, made at the first background save
+        self._started: list[Future] = []  # background saves started and not yet written, in order (caller's list)
+        self._save_notice: str | None = None  # why the last background save failed
         self.closed = False
 
     # -- contexts ------------------------------------------------------------------------
@@ -204,6 +221,7 @@ class Writer:
             self.mixer.commit(symbol, None if p_rnn is None else float(p_rnn[symbol]), learn=self._adapting)
         if self.session is not None:
             self.session.commit(self.alphabet.symbols[symbol])
+        self._changed()
 
     def commit(self, text: str) -> None:
         """Text that became part of the message for good. A character outside the alphabet ends the message.
@@ -221,6 +239,7 @@ class Writer:
             self._mixer_learn(run)
         if self.session is not None:
             self.session.commit(text)
+        self._changed()
 
     def _mixer_learn(self, symbols: list[int]) -> None:
         mixer = self.mixer
@@ -260,6 +279,7 @@ class Writer:
             self.mixer.new_message()
         finally:
             self._adapting = was
+        self._changes += 1
         return learned
 
     def delete(self, count: int = 1) -> None:
@@ -270,6 +290,7 @@ class Writer:
             self.mixer.uncommit(count)
         if self.session is not None:
             self.session.delete(count)
+        self._changed()
 
     def new_message(self) -> None:
         """What is committed next starts a new message (deletions never reach back past it)."""
@@ -277,6 +298,8 @@ class Writer:
             self.mixer.new_message()
         if self.session is not None:
             self.session.new_message()
+        if self.autosave_s is not None and self._unsaved() and self._outstanding() < 2:  # one written, one waiting
+            self.save_in_background()
 
     def flush(self, timeout: float | None = 30.0) -> None:
         """Wait until the RNN has learned everything committed so far (and the predictor uses its weights)."""
@@ -284,33 +307,112 @@ class Writer:
             self.session.flush(timeout)
 
     # -- lifetime ------------------------------------------------------------------------
+    def _changed(self) -> None:
+        self._changes += 1
+        self.autosave()
+
+    def _unsaved(self) -> bool:
+        return self._changes != self._saved_changes and self.profile is not None and self.store is not None
+
+    def autosave(self) -> Future | None:
+        """Built with ``autosave_s``: when something was learned since the last save and ``autosave_s`` passed since
+        it, start a background save (``save_in_background``); a front end calls this now and then (the app: a timer),
+        and every commit does. None when nothing was started."""
+        if self.autosave_s is None or not self._unsaved() or self._outstanding() \
+                or self._clock() - self._last_save < self.autosave_s:
+            return None
+        return self.save_in_background()
+
+    def save_in_background(self) -> Future | None:
+        """Capture every part now, in order with what was committed, and write them on the saving thread after any
+        save started before: a Future of the profile's folder (it raises what ``save`` would; the Writer's status
+        says so until a save works). None without a profile, or once closed."""
+        if self.profile is None or self.store is None or self.closed:
+            return None
+        try:
+            captured = self._capture()
+        except Exception as exc:  # never taken down with the commit that asked: said in the status instead
+            self._save_notice = f"what was learned could not be saved ({exc}); it is tried again"
+            self._last_save = self._clock()
+            log.exception("capturing the profile %r for a background save failed", self.profile)
+            return None
+        if self._saver is None:
+            self._saver = ThreadPoolExecutor(1, thread_name_prefix="profile-save")
+        future = self._saver.submit(self._write_in_background, *captured)
+        self._started.append(future)
+        return future
+
+    def _outstanding(self) -> int:
+        self._started = [f for f in self._started if not f.done()]
+        return len(self._started)
+
     def save(self) -> Path | None:
-        """Save every part of the profile together (waits for the adaptation to catch up); None without one."""
+        """Save every part of the profile together (waits for the adaptation to catch up, and for a background
+        save being written); None without one."""
         if self.profile is None or self.store is None:
             return None
+        self._wait_for_background()
+        captured = self._capture()
+        with self._save_lock:
+            path = self._write(*captured)
+        self._save_notice = None
+        return path
+
+    def _capture(self) -> tuple[dict, dict, Future | None, int]:
+        """On the caller's thread: PPM's bytes and the session's snapshot request, in order with what was committed."""
+        parts, info = {}, {"model": self.model}
+        if self.mixer is not None:
+            parts["ppm"] = self.mixer.to_bytes()
+        snapshot = self.session.snapshot() if self.session is not None else None
+        self._last_save = self._clock()
+        return parts, info, snapshot, self._changes
+
+    def _write(self, parts: dict, info: dict, snapshot: Future | None, changes: int) -> Path:
+        """Wait for the session's snapshot, encode the weights and write the version (with ``_save_lock`` held)."""
         from dasher_rnn.adapt.profiles import ProfileError, encode_weights, read_info
 
-        with self._save_lock:
-            parts, info = {}, {"model": self.model}
-            if self.mixer is not None:
-                parts["ppm"] = self.mixer.to_bytes()
-            if self.session is not None:
-                try:
-                    weights, session_info = self.session.snapshot().result(SAVE_WAIT_S)
-                except TimeoutError:
-                    raise ProfileError(f"could not save profile {self.profile!r}: the adaptation is more than "
-                                       f"{SAVE_WAIT_S} s behind; nothing was written, try again") from None
-                parts["rnn"] = encode_weights(weights)
-                info.update(session_info)
-            else:  # keep what the RNN part's last save recorded (only profile.json is read, not the parts)
+        if snapshot is not None:
+            try:
+                weights, session_info = snapshot.result(SAVE_WAIT_S)
+            except TimeoutError:
+                raise ProfileError(f"could not save profile {self.profile!r}: the adaptation is more than "
+                                   f"{SAVE_WAIT_S} s behind; nothing was written, try again") from None
+            parts["rnn"] = encode_weights(weights)
+            info.update(session_info)
+        else:  # keep what the RNN part's last save recorded (only profile.json is read, not the parts)
+            try:
                 saved = read_info(self.store.path(self.profile)) or {}
-                info.update({k: v for k, v in saved.items() if k in ("characters_adapted", "step_scale", "adaptation")})
-            return self.store.save(self.profile, parts, info, self.base_hash)
+            except ProfileError:
+                saved = {}
+            info.update({k: v for k, v in saved.items() if k in ("characters_adapted", "step_scale", "adaptation")})
+        path = self.store.save(self.profile, parts, info, self.base_hash)
+        self._saved_changes = max(self._saved_changes, changes)
+        return path
+
+    def _write_in_background(self, parts: dict, info: dict, snapshot: Future | None, changes: int) -> Path:
+        try:
+            with self._save_lock:
+                path = self._write(parts, info, snapshot, changes)
+        except Exception as exc:  # a full disk, a read-only folder: said in the status; the next one tries again
+            self._save_notice = f"what was learned could not be saved ({exc}); it is tried again"
+            log.warning("background save of profile %r failed: %s", self.profile, exc)
+            raise
+        self._save_notice = None
+        return path
+
+    def _wait_for_background(self) -> None:
+        for future in self._started:  # written in order: the last one done, all are
+            try:
+                future.result()
+            except Exception:  # said in the status already; the save that waits writes everything anyway
+                pass
+        self._started = []
 
     def close(self, save: bool = True) -> None:
         """Save the profile (when asked and there is one), then stop the adaptation and the predictor and let
         the profile go. When the save fails (``ProfileError``: a full disk, a read-only folder), nothing is
-        closed and nothing is lost: the caller may free space and try again, or close without saving."""
+        closed and nothing is lost: the caller may free space and try again, or close without saving. A background
+        save being written is waited for either way, so nothing is written once the profile is let go."""
         if self.closed:
             return
         if save:
@@ -318,6 +420,9 @@ class Writer:
         self.closed = True
         if self.session is not None:
             self.session.close()
+        self._wait_for_background()
+        if self._saver is not None:
+            self._saver.shutdown(wait=True)
         if self.service is not None:
             self.service.close()
         if self.lock is not None:
@@ -330,7 +435,7 @@ class Writer:
             if self.session is None:
                 learns = tuple(x for x in learns if x != "rnn")
         s = self.session.stats() if self.session is not None else {}
-        notices = [self.notice, s.get("notice")]
+        notices = [self.notice, s.get("notice"), self._save_notice]
         return WriterStatus(
             model=self.model, description=self.description, profile=self.profile, adapting=self._adapting,
             can_adapt=self.can_adapt, learns=learns,

@@ -44,6 +44,8 @@ def max_order_for(alphabet: Alphabet) -> int:
 
 
 PROBS_RESOLUTION = 1 << 24
+MAX_COUNT = 1 << 40  # a count read from a snapshot (a lifetime of writing is ~10^9 characters): 100 x the counts of
+# a context stay far inside int64
 COMPACT_AT = 4096  # learned contexts held in the overlay before it is merged into the sorted arrays
 
 
@@ -219,8 +221,10 @@ class PPMModel:
         if keys.dtype != np.int64 or counts.dtype != np.int64 or keys.shape != counts.shape or keys.ndim != 1:
             raise ValueError("PPM snapshot arrays must be two int64 vectors of one length")
         symbols = keys % self.radix - 1
-        if np.any(np.diff(keys) <= 0) or np.any(counts <= 0) or np.any((symbols < 0) | (symbols >= len(self.alphabet))):
-            raise ValueError("PPM snapshot keys must be sorted, unique and for this alphabet, with positive counts")
+        if np.any(np.diff(keys) <= 0) or np.any((counts <= 0) | (counts > MAX_COUNT)) \
+                or np.any((symbols < 0) | (symbols >= len(self.alphabet))):
+            raise ValueError(f"PPM snapshot keys must be sorted, unique and for this alphabet, with counts in "
+                             f"1..{MAX_COUNT}")
         self._keys, self._counts, self._overlay = keys, counts, {}
         self.reset()
 

@@ -13,6 +13,8 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
+from dasher_rnn.adapt.profiles import ProfileError, check_name
+from dasher_rnn.adapt.writer import AUTOSAVE_S
 from dasher_rnn.desktop import ICONS_DIR
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import SettingsStore
@@ -46,6 +48,14 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     store = SettingsStore(Path(settings_path) if settings_path is not None else None)
     prefs = store.load().updated(**(prefs_overrides or {}))
     adapt = adapt and prefs.adaptation
+    profile_notice = None
+    if profile is None:  # the profile in the settings: one that cannot be a profile's name never stops the app
+        try:
+            check_name(prefs.profile)
+        except ProfileError as exc:
+            profile_notice = f"The profile in the settings cannot be used ({exc}): the profile 'default' is used."
+            log.warning("%s", profile_notice)
+            prefs = prefs.updated(profile="default")
 
     def language_source(code: str) -> WriterSource:
         """The source that writes ``code`` ("en": English), with this run's options; the model folder and PPM text
@@ -55,6 +65,7 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
         return WriterSource(build_writer(WriterConfig(
             model=model, model_dir=model_dir if started_in else None,
             ppm_train=tuple(ppm_train or ()) if started_in else (), adapt=adapt, language=language,
+            autosave_s=AUTOSAVE_S,  # a crash loses at most the last half minute of learning
             profile=profile or prefs.profile,  # used even while adaptation is off: it can be switched on
             alphabet=None if model in ("rnn", "hybrid") or language else prefs.alphabet)), prefs.start_lower_share)
 
@@ -67,6 +78,8 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     controller = WritingController(source, prefs.controller_config())
     window = MainWindow(controller, store, prefs, journal=Journal(), language_source=language_source)
     window.show_sized_to_screen()
+    if profile_notice is not None:
+        window.status.set_notice("settings-profile", profile_notice)
     if not prefs.tutorial_done:  # the first start: learn to steer before writing
         QTimer.singleShot(0, window.open_tutorial)
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model

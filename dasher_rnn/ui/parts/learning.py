@@ -1,14 +1,18 @@
-"""Whether the model learns from what is written: the Adapt box."""
+"""Whether the model learns from what is written (the Adapt box), and keeping what it learned: a timer that lets the
+Writer save its profile in the background (``Writer.autosave``), so a crash loses at most the last
+``AUTOSAVE_S`` of learning."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QSignalBlocker, Signal
+from PySide6.QtCore import QObject, QSignalBlocker, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox
 
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.widgets import wrap_tip
+
+AUTOSAVE_CHECK_MS = 5000  # how often the Writer is asked whether a background save is due
 
 
 class LearningPart(QObject):
@@ -21,6 +25,15 @@ class LearningPart(QObject):
         self.writer, self.keeper, self.notices = writer, keeper, notices
         self.adapt_box = QCheckBox("Adapt")
         self.adapt_box.toggled.connect(self.set_adapting)
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setInterval(AUTOSAVE_CHECK_MS)
+        self.autosave_timer.timeout.connect(self.autosave)
+        self.autosave_timer.start()
+
+    def autosave(self) -> None:
+        """Let the Writer save what it learned in the background when a save is due (after writing stopped too)."""
+        if self.writer is not None:
+            self.writer.autosave()
 
     def apply_prefs(self, writer: Writer | None = None) -> None:
         """Show whether the model learns, and why it cannot; switch learning off when the preferences say so.
