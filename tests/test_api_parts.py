@@ -303,3 +303,13 @@ def test_within_stops_work_past_the_request_time_limit():
         assert late.value.status == 503 and late.value.code == "timeout" and stopped.is_set()
 
     asyncio.run(run())
+
+
+def test_a_sessions_writer_saves_its_profile_in_the_background_as_the_apps_does(tiny_model_dir, tmp_path):
+    """A killed server loses at most the last AUTOSAVE_S of a session's learning, as the app does."""
+    from dasher_rnn.adapt.writer import AUTOSAVE_S
+    from dasher_rnn.api.limits import Limits
+    from dasher_rnn.api.registry import Registry
+
+    registry = Registry(tiny_model_dir, Limits(), tmp_path)
+    assert registry._config(model="rnn", profile="anna").autosave_s == AUTOSAVE_S

@@ -27,7 +27,7 @@ from dasher_rnn.adapt.compose import (
 )
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
 from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
-from dasher_rnn.adapt.writer import Writer
+from dasher_rnn.adapt.writer import AUTOSAVE_S, Writer
 from dasher_rnn.alphabet import AlphabetError
 from dasher_rnn.api.lifetime import Lifetime
 from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
@@ -62,7 +62,10 @@ class Registry:
         self.clock = clock  # seconds, for idle timeouts (``time.monotonic``; tests pass their own)
 
     def _config(self, **values: object) -> WriterConfig:
-        defaults: dict[str, object] = {"model_dir": self.model_dir, "ppm_train": self.ppm_train}
+        # a session's profile is saved in the background as the app's is, so a killed server loses at most the last
+        # AUTOSAVE_S of learning
+        defaults: dict[str, object] = {"model_dir": self.model_dir, "ppm_train": self.ppm_train,
+                                       "autosave_s": AUTOSAVE_S}
         if self.adapt_config is not None:
             defaults["adaptation"] = self.adapt_config
         return WriterConfig(profiles_dir=self.profiles_dir, backend=self.backend, threads=self.threads,
