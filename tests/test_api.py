@@ -166,15 +166,15 @@ def test_ppm_sessions_serve_dashers_model_alone_and_learn_committed_text(client,
 
 
 def test_a_session_in_another_language_writes_its_letters_into_its_own_profile(client, profiles):
-    s = client.open_session(profile="anna", model="hybrid", language="de")
+    s = client.open_session(profile="anna", model="hybrid", language="pl")
     info = s.info
-    assert info["language"] == "de" and "ü" in info["alphabet"]["symbols"] and info["profile"] == "anna.de"
-    assert info["model"] == "ppm" and "no RNN writes 'de'" in info["notice"]  # no German RNN ships yet: PPM alone
-    (dist,) = s.distributions([s.root("Schöne Grü")])
+    assert info["language"] == "pl" and "ł" in info["alphabet"]["symbols"] and info["profile"] == "anna.pl"
+    assert info["model"] == "ppm" and "no RNN writes 'pl'" in info["notice"]  # no Polish RNN ships: PPM alone
+    (dist,) = s.distributions([s.root("Dzień dob")])
     assert len(dist) == info["alphabet"]["size"]
-    s.commit("Schöne Grüße\n", wait=True)
+    s.commit("Dzień dobry\n", wait=True)
     s.close(save=True)
-    assert (profiles / "anna.de").is_dir() and not (profiles / "anna").exists()
+    assert (profiles / "anna.pl").is_dir() and not (profiles / "anna").exists()
     with pytest.raises(ClientError, match="unknown_language"):
         client.open_session(language="zz-nonsense")
     english = client.open_session(language="en")

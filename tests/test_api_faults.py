@@ -386,7 +386,7 @@ def test_requests_the_schema_allows_are_accepted_and_those_refused_are_outside_i
             ("/v1/sessions/{sid}/delete", s + "/delete", {"count": 51}),
             ("/v1/sessions", "/v1/sessions", {"profile": "CON"}),
             ("/v1/sessions", "/v1/sessions", {"profile": "x" * 65}),
-            ("/v1/sessions", "/v1/sessions", {"language": "de", "model": "rnn"}),
+            ("/v1/sessions", "/v1/sessions", {"language": "pl", "model": "rnn"}),
             # and requests within it, accepted
             ("/v1/predict", "/v1/predict", {"contexts": ["a" * 50] * 8}),
             ("/v1/sessions/{sid}/contexts", s + "/contexts", {"parent": root, "symbols": "abcd"}),

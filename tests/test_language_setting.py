@@ -13,11 +13,11 @@ from dasher_rnn.paths import MODELS_DIR
 
 
 def test_a_language_without_an_rnn_is_written_by_ppm_alone_into_its_own_profile():
-    config, notice = for_language(WriterConfig(model="hybrid", language="de", profile="anna"))
-    assert (config.model, config.alphabet, config.profile) == ("ppm", "de", "anna.de")
-    assert "no RNN writes 'de'" in notice
-    with pytest.raises(ValueError, match="no RNN writes 'de'"):
-        for_language(WriterConfig(model="rnn", language="de"))
+    config, notice = for_language(WriterConfig(model="hybrid", language="pl", profile="anna"))
+    assert (config.model, config.alphabet, config.profile) == ("ppm", "pl", "anna.pl")
+    assert "no RNN writes 'pl'" in notice
+    with pytest.raises(ValueError, match="no RNN writes 'pl'"):
+        for_language(WriterConfig(model="rnn", language="pl"))
     with pytest.raises(AlphabetError, match="unknown language"):
         for_language(WriterConfig(language="xx-nonsense"))
 
@@ -29,17 +29,17 @@ def test_english_keeps_its_rnn_and_its_profile_name():
     assert for_language(WriterConfig(model="hybrid"))[0] == WriterConfig(model="hybrid")  # no language: as before
 
 
-def test_a_writer_in_german_predicts_german_letters_and_says_why_ppm_alone(tmp_path):
-    writer = build_writer(WriterConfig(model="hybrid", language="de", profile="anna", profiles_dir=tmp_path))
+def test_a_writer_in_polish_predicts_polish_letters_and_says_why_ppm_alone(tmp_path):
+    writer = build_writer(WriterConfig(model="hybrid", language="pl", profile="anna", profiles_dir=tmp_path))
     try:
-        assert writer.model == "ppm" and writer.alphabet.language == "de" and "ü" in writer.alphabet
+        assert writer.model == "ppm" and writer.alphabet.language == "pl" and "ł" in writer.alphabet
         status = writer.status()
-        assert status.profile == "anna.de" and "no RNN writes 'de'" in status.notice
-        writer.commit("Schöne Grüße!\n")
+        assert status.profile == "anna.pl" and "no RNN writes 'pl'" in status.notice
+        writer.commit("Dzień dobry, jak się masz?\n")
         writer.save()
     finally:
         writer.close()
-    assert (tmp_path / "anna.de").is_dir() and not (tmp_path / "anna").exists()
+    assert (tmp_path / "anna.pl").is_dir() and not (tmp_path / "anna").exists()
 
 
 def test_eval_and_simulate_take_a_language(tmp_path, capsys):
