@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.adapt.evaluation import AdaptConfig
 from dasher_rnn.adapt.writer import MODELS, Writer
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.protocol import DASHER_FLOOR
@@ -37,6 +37,7 @@ class WriterConfig:
     profiles_dir: str | Path | None = None
     adapt: bool = True  # learn what is committed
     adaptation: AdaptConfig = field(default_factory=AdaptConfig)  # how the RNN learns
+    adapt_engine: str = "auto"  # auto | torch | numpy: what computes it (``adapt/evaluation.py::choose_engine``)
     ppm_train: tuple[str, ...] = ()  # text PPM starts from (files or folders)
     alphabet: str | None = None  # ppm and uniform (the RNN predicts its own)
     language: str | None = None  # a language code: its alphabet, and the RNN that writes it (``for_language``)
@@ -143,6 +144,7 @@ def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = 
             raise ValueError(f"the RNN model predicts alphabet {alphabet.name!r}, not {config.alphabet!r}")
         parts.append(f"RNN {about} on {service.backend.name}"
                      + (f", {_describe_adaptation(config.adaptation)}" if session is not None else ", static")
+                     + (" in numpy" if session is not None and session.engine == "numpy" else "")
                      + (", zero initial state" if config.zero_state else ""))
     if config.model in ("ppm", "hybrid"):
         from dasher_rnn.lm.hybrid import HybridMixer
@@ -239,7 +241,7 @@ def _build_rnn(config: WriterConfig, saved, notice: str | None):
     if _stateful(config):
         assert folder is not None  # opened above for a stateful RNN
         try:  # an RNN part this model cannot use is set aside and its previous version tried (saved.notices)
-            session = WritingSession(folder, config.adaptation, service, config.adapt, saved)
+            session = WritingSession(folder, config.adaptation, service, config.adapt, saved, config.adapt_engine)
         except BaseException:
             service.close()
             raise

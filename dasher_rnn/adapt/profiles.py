@@ -524,21 +524,24 @@ def _check_numbers(folder: Path, part: str, data: bytes) -> None:
 
 # -- the RNN part: adapted parameters as safetensors (torch is imported only here) ------------------
 def encode_weights(tensors: dict) -> bytes:
-    """The ``rnn`` part's bytes for adapted parameters; refuses non-finite weights, which must never be saved."""
-    import torch
-    from safetensors.torch import save
+    """The ``rnn`` part's bytes for adapted parameters (torch tensors or numpy arrays: the same file, float32 as
+    they are); refuses non-finite weights, which must never be saved."""
+    import numpy as np
+    from safetensors.numpy import save
 
-    bad = [k for k, v in tensors.items() if not bool(torch.isfinite(v).all())]
+    arrays = {k: np.ascontiguousarray(v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v))
+              for k, v in tensors.items()}
+    bad = [k for k, v in arrays.items() if not bool(np.isfinite(v).all())]
     if bad:
         raise ProfileError(f"refusing to save non-finite adapted weights ({', '.join(bad[:3])})")
-    return save({k: v.detach().contiguous().cpu() for k, v in tensors.items()})
+    return save(arrays)
 
 
 def decode_weights(loaded: LoadedProfile, shapes: dict[str, tuple[int, ...]], base_hash: str) -> dict:
-    """The ``rnn`` part's tensors, checked to belong to the base model ``base_hash``, to fit ``shapes`` and
-    to be finite."""
-    import torch
-    from safetensors.torch import load
+    """The ``rnn`` part's tensors as numpy arrays, checked to belong to the base model ``base_hash``, to fit
+    ``shapes`` and to be finite."""
+    import numpy as np
+    from safetensors.numpy import load
 
     if loaded.info.get("base_model_hash") != base_hash:
         raise ProfileError(f"profile {loaded.name!r} was adapted from another base model "
@@ -551,6 +554,6 @@ def decode_weights(loaded: LoadedProfile, shapes: dict[str, tuple[int, ...]], ba
     for key, tensor in weights.items():
         if key not in shapes or tuple(tensor.shape) != tuple(shapes[key]):
             raise ProfileError(f"profile {loaded.name!r}: tensor {key} {tuple(tensor.shape)} does not fit the model")
-        if not bool(torch.isfinite(tensor).all()):
+        if not bool(np.isfinite(tensor).all()):
             raise ProfileError(f"profile {loaded.name!r}: tensor {key} holds non-finite numbers")
     return weights

@@ -6,6 +6,10 @@ hands a snapshot of the weights to the predictor service (once the queue is drai
 commits costs one hand-over), so boxes created afterwards use them and distributions already shown
 never change; ``flush`` returns only after the hand-over. It starts from a profile's saved weights when given one,
 and ``snapshot`` hands back what to save (the Writer saves every part of a profile together).
+
+The evaluator is torch's (``adapt/dynamic_eval.py``) or, for a plain LSTM adapting every weight when asked for or
+when PyTorch is not installed, numpy's (``adapt/numpy_eval.py``): ``evaluation.choose_engine`` decides. Both give
+the same weights and save the same profile.
 """
 
 from __future__ import annotations
@@ -16,9 +20,7 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
-import torch
-
-from dasher_rnn.adapt.dynamic_eval import AdaptConfig, DynamicEvaluator
+from dasher_rnn.adapt.evaluation import AdaptConfig, StreamEvaluator, choose_engine
 from dasher_rnn.adapt.profiles import LoadedProfile, ProfileError, decode_weights
 from dasher_rnn.lm.model_io import ModelFolder
 
@@ -27,16 +29,16 @@ log = logging.getLogger(__name__)
 
 class WritingSession:
     def __init__(self, model: ModelFolder | str | Path, config: AdaptConfig | None = None, service=None,
-                 adapt: bool = True, saved: LoadedProfile | None = None):
+                 adapt: bool = True, saved: LoadedProfile | None = None, engine: str = "auto"):
         """``saved``: a profile whose ``rnn`` part (adapted weights) to start from; ``ProfileError`` if it does
-        not fit this model."""
+        not fit this model. ``engine``: auto, torch or numpy (``evaluation.choose_engine``)."""
         from dasher_rnn.lm.model_io import open_model
 
         folder = model if isinstance(model, ModelFolder) else open_model(model)
-        net, self.alphabet, self.base_hash = folder.network(), folder.alphabet, folder.base_hash
+        self.alphabet, self.base_hash = folder.alphabet, folder.base_hash
         self.config = config or AdaptConfig()
-        msg = folder.msg(net) if self.config.rule != "sgd" else None
-        self.evaluator = DynamicEvaluator(net, self.config, self.alphabet.index("\n"), msg)
+        self.engine = choose_engine(folder.config["architecture"].get("cell", "lstm"), self.config, engine)
+        self.evaluator = _evaluator(folder, self.config, self.engine)
         self.service = service
         self.adapting = adapt  # the worker's view, in order with the queued commits
         self.paused = not adapt  # the caller's view, at once
@@ -157,19 +159,18 @@ class WritingSession:
     def _publish(self) -> None:
         self._stale = False
         if self.service is not None:
-            self.service.set_weights({k: v.detach().clone() for k, v in self.evaluator.model.state_dict().items()},
-                                     self.config.adapter_spec)
+            self.service.set_weights(self.evaluator.state_dict(), self.config.adapter_spec)
 
     # -- profiles ----------------------------------------------------------------
-    def _adapted_weights(self) -> dict[str, torch.Tensor]:
-        return {n: p.detach().clone() for n, p in zip(self.evaluator.names, self.evaluator.params, strict=True)}
+    def _adapted_weights(self) -> dict:
+        """The adapted parameters by name (tensors from torch's engine, float32 arrays from numpy's)."""
+        return self.evaluator.adapted_weights()
 
     def _restore(self, saved: LoadedProfile) -> bool:
         """Start from the profile's ``rnn`` part; whether it had one this model can use. A part the model refuses
         is handed back (``LoadedProfile.reject``): a repairing load offers the part's previous version, else the RNN
         starts from the base weights; a strict one raises ``ProfileError``."""
-        params = self.evaluator.model.network_parameters()
-        shapes = {n: tuple(p.shape) for n, p in params.items()}
+        shapes = self.evaluator.shapes()
         while True:
             if "rnn" not in saved.parts:
                 return False  # a profile of the PPM alone (or none of its RNN versions fits): the base weights
@@ -179,10 +180,22 @@ class WritingSession:
             except ProfileError as exc:
                 saved.reject("rnn", str(exc))
         scale, adapted = saved.step_scale, saved.characters_adapted
-        with torch.no_grad():
-            for n, tensor in weights.items():
-                params[n].copy_(tensor)
+        self.evaluator.load_weights(weights)
         self.evaluator.scale, self.characters_adapted = scale, adapted
         # deletions cannot reach back into earlier sessions: the loaded weights are the oldest checkpoint
         self.evaluator.ring.clear()
         return True
+
+
+def _evaluator(folder: ModelFolder, config: AdaptConfig, engine: str) -> StreamEvaluator:
+    """The evaluator of ``engine`` ("torch" or "numpy") over a fresh copy of the folder's weights."""
+    newline = folder.alphabet.index("\n")
+    if engine == "numpy":
+        from dasher_rnn.adapt.numpy_eval import NumpyEvaluator
+
+        msg = folder.msg_arrays() if config.rule != "sgd" else None
+        return NumpyEvaluator(folder.weights, config, newline, msg)
+    from dasher_rnn.adapt.dynamic_eval import DynamicEvaluator
+
+    net = folder.network()
+    return DynamicEvaluator(net, config, newline, folder.msg(net) if config.rule != "sgd" else None)

@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
                 params = model.network_parameters()
                 shapes = {n: tuple(p.shape) for n, p in params.items()}
                 with torch.no_grad():
-                    for name, tensor in decode_weights(existing, shapes, folder.base_hash).items():
-                        params[name].copy_(tensor)
+                    for name, array in decode_weights(existing, shapes, folder.base_hash).items():
+                        params[name].copy_(torch.tensor(array))
         except ProfileError as exc:
             raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
         if existing is not None:

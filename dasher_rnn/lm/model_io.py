@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from safetensors import SafetensorError
 
 from dasher_rnn.alphabet import Alphabet
@@ -72,6 +73,39 @@ def load_tensors(path: Path) -> dict[str, torch.Tensor]:
         return load_file(str(path))
     except (SafetensorError, OSError, ValueError) as exc:
         raise ModelFileError(f"{path}: not a readable safetensors file ({exc})") from None
+
+
+_NUMPY_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2"}
+
+
+def load_arrays(path: Path) -> dict[str, np.ndarray]:
+    """A safetensors file of floating-point tensors as float32 numpy arrays, without torch. bfloat16 is read too
+    (numpy has no such type: its bits are the top half of a float32's), exactly as torch converts it."""
+    if not path.is_file():
+        raise ModelFileError(f"{path}: file missing")
+    data = path.read_bytes()
+    try:
+        size = int.from_bytes(data[:8], "little")
+        header = json.loads(data[8 : 8 + size])
+        body = memoryview(data)[8 + size :]
+        arrays = {}
+        for name, info in header.items():
+            if name == "__metadata__":
+                continue
+            start, end = info["data_offsets"]
+            if not 0 <= start <= end <= len(body):
+                raise ValueError(f"{name} lies outside the file")
+            raw = body[start:end]
+            if info["dtype"] == "BF16":
+                array = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+            elif info["dtype"] in _NUMPY_DTYPES:
+                array = np.frombuffer(raw, _NUMPY_DTYPES[info["dtype"]]).astype(np.float32)
+            else:
+                raise ValueError(f"{name} is {info['dtype']}, not a floating-point type")
+            arrays[name] = array.reshape([int(n) for n in info["shape"]])
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{path}: not a readable safetensors file ({exc})") from None
+    return arrays
 
 
 def read_config(model_dir: Path) -> dict:
@@ -214,6 +248,16 @@ class ModelFolder:
     def msg(self, model: CharRNN) -> dict[str, torch.Tensor]:
         """Mean squared gradients shipped with the model (RMS dynamic evaluation), checked against ``model``."""
         return load_msg(self.path, model, self.config)
+
+    def msg_arrays(self) -> dict[str, np.ndarray]:
+        """``msg`` as float32 numpy arrays, checked against the weights' shapes, without torch."""
+        verify_hash(self.path, self.config, MSG_FILE)
+        msg = load_arrays(self.path / MSG_FILE)
+        for name, array in msg.items():
+            if name in self.weights and tuple(array.shape) != tuple(self.weights[name].shape):
+                raise ModelFileError(f"{self.path / MSG_FILE}: {name} has shape {tuple(array.shape)}, "
+                                     f"expected {tuple(self.weights[name].shape)}")
+        return msg
 
 
 def open_model(model_dir: str | Path) -> ModelFolder:

@@ -9,25 +9,12 @@ the head read it); without, only the head reads it and the recurrence runs on th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
-ADAPTER_KINDS = ("sparse", "lhuc")
+from dasher_rnn.lm.adapter_spec import ADAPTER_KINDS, AdapterSpec
 
-
-@dataclass(frozen=True)
-class AdapterSpec:
-    kind: str
-    feed: bool = True
-    units: int = 100  # sparse only: how many hidden units M mixes
-
-    def __post_init__(self) -> None:
-        if self.kind not in ADAPTER_KINDS:
-            raise ValueError(f"unknown state adapter {self.kind!r} (choose from {', '.join(ADAPTER_KINDS)})")
-        if self.units < 1:
-            raise ValueError("a sparse adapter needs at least one unit")
+__all__ = ["ADAPTER_KINDS", "AdapterSpec", "StateAdapter"]
 
 
 class StateAdapter(nn.Module):

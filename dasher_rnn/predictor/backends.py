@@ -116,10 +116,13 @@ class TorchBackend:
 
     def load_weights(self, state_dict: dict, adapter: AdapterSpec | None = None) -> None:
         """Swap in new weights (online adaptation), with the state adapter (``AdapterSpec``) whose parameters
-        they include, if any; callers serialise this with ``step``."""
+        they include, if any (tensors, or numpy arrays from the numpy adaptation engine); callers serialise this
+        with ``step``."""
+        torch = self.torch
         self.model.set_adapter(adapter)
-        with self.torch.no_grad():
-            self.model.load_state_dict(state_dict)
+        with torch.no_grad():
+            self.model.load_state_dict({k: v if isinstance(v, torch.Tensor) else torch.from_numpy(np.asarray(v))
+                                        for k, v in state_dict.items()})
         self._choose_step()
 
     def initial(self):
