@@ -1,4 +1,5 @@
-# Two entry points for a fresh machine: `make run` (the app on the shipped model) and `make test`.
+# Two entry points for a fresh machine: `make run` (the app on the shipped model, the light install: no PyTorch) and
+# `make test` (with PyTorch, the `train` extra, for the tests).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -16,8 +17,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt $(CLIENT_SOURCES)
 	rm -rf $(CLIENT)/build $(CLIENT)/src/*.egg-info
 	touch $@
 
+# the tests need PyTorch too (the train extra; constraints.txt pins it)
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) ./$(CLIENT) -e '.[dev]'
+	$(PIP) ./$(CLIENT) -e '.[dev,train]'
 	rm -rf $(CLIENT)/build $(CLIENT)/src/*.egg-info
 	touch $@
 

@@ -68,7 +68,7 @@ def main() -> None:
             if i >= 3:
                 update[name].append((time.perf_counter() - t0) * 1000)
     gradients: dict[str, list[float]] = {"numpy": [], "torch": []}
-    weights = {k: v.numpy() for k, v in folder.weights.items()}
+    weights = folder.weights
     net = folder.network()
     for i in range(args.repeats + 3):
         chunk = symbols[i * segment : (i + 1) * segment]

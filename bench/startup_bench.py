@@ -1,6 +1,7 @@
 """Start-up of the app: seconds from starting the process to the first painted frame, offscreen. Prints JSON.
 
-    python bench/startup_bench.py [--runs 5] [--model hybrid] [--model-dir DIR]
+    python bench/startup_bench.py [--runs 5] [--model hybrid] [--model-dir DIR] [--without-torch] [--side-by-side]
+        [--python PYTHON]
 
 Each run starts a fresh Python process that runs ``dasher-rnn app`` as the command line does (the same
 ``cli.main``), with one addition: an event filter that notices the zoom view's paint events. The child prints
@@ -9,6 +10,12 @@ a line after the view's first paint (a blank view: the window is up) and after i
 just before starting the process, so interpreter start-up and every import count. Settings and profiles live
 in a throwaway folder (a first start: profile ``default`` empty). The JSON has every run, the medians and the
 load average before the runs (what ran beside).
+
+``--without-torch`` starts the app as an installation without PyTorch does: the child makes ``import torch`` fail
+before anything else (``sys.modules["torch"] = None``), so the app adapts with the numpy engine and never loads
+torch, and the child says whether torch was loaded. ``--side-by-side`` alternates runs with and without torch in one
+run of the script (the figures to compare). ``--python``: the interpreter of the child (another environment, e.g.
+one where torch is not installed at all).
 """
 
 from __future__ import annotations
@@ -27,6 +34,10 @@ from pathlib import Path
 CHILD = r"""
 import sys
 
+if "--without-torch" in sys.argv:
+    sys.argv.remove("--without-torch")
+    sys.modules["torch"] = None  # as an installation without PyTorch: import torch raises ImportError
+
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -44,6 +55,7 @@ class Watch(QObject):
             self.seen.add(what)
             print(what, flush=True)
             if what == "frame":
+                print("torch loaded" if sys.modules.get("torch") is not None else "torch not loaded", flush=True)
                 QApplication.instance().quit()
 
     def eventFilter(self, obj, event):
@@ -68,15 +80,17 @@ sys.exit(main(["app", *sys.argv[1:]]))
 """
 
 
-def one_run(app_args: list[str], env: dict[str, str], timeout: float) -> dict:
+def one_run(app_args: list[str], env: dict[str, str], timeout: float, python: str = sys.executable,
+            without_torch: bool = False, cwd: str | Path | None = None) -> dict:
+    """One start of the app in a fresh process (``python``, in ``cwd``): when it painted, whether it loaded torch."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, *app_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, text=True)
+    proc = subprocess.Popen([python, "-c", CHILD, *app_args, *(["--without-torch"] if without_torch else [])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, cwd=cwd)
     seen: dict[str, float] = {}
     assert proc.stdout is not None
     for line in proc.stdout:
         seen.setdefault(line.strip(), time.perf_counter() - start)
-        if "frame" in seen:
+        if line.startswith("torch "):
             break
     try:
         proc.wait(timeout=timeout)
@@ -86,7 +100,13 @@ def one_run(app_args: list[str], env: dict[str, str], timeout: float) -> dict:
     if "frame" not in seen:
         raise RuntimeError(f"the app painted no frame (exit {proc.returncode}): {proc.stderr.read()[-2000:]}")
     return {"first_paint_s": round(seen.get("paint", seen["frame"]), 3), "first_frame_s": round(seen["frame"], 3),
-            "exit_code": proc.returncode}
+            "torch_loaded": "torch loaded" in seen, "exit_code": proc.returncode}
+
+
+def summary(runs: list[dict]) -> dict:
+    return {"runs": runs,
+            "median_first_paint_s": round(statistics.median(r["first_paint_s"] for r in runs), 3),
+            "median_first_frame_s": round(statistics.median(r["first_frame_s"] for r in runs), 3)}
 
 
 def main() -> int:
@@ -95,9 +115,13 @@ def main() -> int:
     parser.add_argument("--model", default="hybrid", help="the app's --model (default: hybrid, the app's default)")
     parser.add_argument("--model-dir", default=None, help="the app's --model-dir (default: the shipped model)")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--without-torch", action="store_true", help="the child cannot import torch")
+    parser.add_argument("--side-by-side", action="store_true", help="alternate runs with torch and without")
+    parser.add_argument("--python", default=sys.executable, help="the child's interpreter")
     args = parser.parse_args()
 
-    runs = []
+    kinds = [False, True] if args.side_by_side else [args.without_torch]
+    runs: dict[bool, list[dict]] = {kind: [] for kind in kinds}
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen", DASHER_RNN_PROFILES=str(Path(tmp) / "profiles"),
@@ -107,17 +131,25 @@ def main() -> int:
         if args.model_dir:
             app_args += ["--model-dir", args.model_dir]
         for _ in range(args.runs):
-            runs.append(one_run(app_args, env, args.timeout))
-    report = {
+            for kind in kinds:
+                # from the throwaway folder, as a user starts it: another environment's dasher_rnn, not the checkout's
+                runs[kind].append(one_run(app_args, env, args.timeout, args.python, kind, cwd=tmp))
+    report: dict = {
         "what": "seconds from process start to the app's first painted frame, offscreen",
         "model": args.model,
-        "runs": runs,
-        "median_first_paint_s": round(statistics.median(r["first_paint_s"] for r in runs), 3),
-        "median_first_frame_s": round(statistics.median(r["first_frame_s"] for r in runs), 3),
+        "python_executable": args.python,
+    }
+    if args.side_by_side:
+        report["with_torch"], report["without_torch"] = summary(runs[False]), summary(runs[True])
+        report["ratio_first_frame_without_to_with"] = round(report["without_torch"]["median_first_frame_s"]
+                                                            / report["with_torch"]["median_first_frame_s"], 3)
+    else:
+        report.update(summary(runs[args.without_torch]), without_torch=args.without_torch)
+    report.update({
         "load_average_before": [round(x, 2) for x in load_before] if load_before else None,
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-    }
+    })
     print(json.dumps(report, indent=1))
     return 0
 

@@ -2,15 +2,15 @@ import json
 import mailbox
 from email.message import EmailMessage
 
+import numpy as np
 import pytest
-import torch
 
 from dasher_rnn.adapt import corpus_adapt
-from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
-from dasher_rnn.adapt.profiles import ProfileStore
+from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus, corpus_engine
+from dasher_rnn.adapt.profiles import ProfileStore, decode_weights
 from dasher_rnn.adapt.user_corpus import read_user_corpus, strip_email_text
 from dasher_rnn.cli import main
-from dasher_rnn.lm.model_io import WEIGHTS_FILE, load_model
+from dasher_rnn.lm.model_io import open_model
 
 from .conftest import make_sentences
 
@@ -43,8 +43,8 @@ def test_email_bodies_drop_quotes_replies_and_signatures(tmp_path):
     assert str(tmp_path / "missing") in report.unreadable
 
 
-def adapt(tiny_model_dir, tmp_path, lines, **kwargs):
-    model, alphabet, config = load_model(tiny_model_dir)
+def adapt(tiny_model_dir, tmp_path, lines, engine="torch", **kwargs):
+    folder = open_model(tiny_model_dir)
     corpus = tmp_path / "mine.txt"
     corpus.write_text("\n".join(lines))
     docs, _ = read_user_corpus([corpus])
@@ -53,17 +53,41 @@ def adapt(tiny_model_dir, tmp_path, lines, **kwargs):
     store = ProfileStore(tmp_path / "profiles")
     cfg = CorpusAdaptConfig(epochs=kwargs.pop("epochs", 4), batch_size=8, seq_len=32, lr=1e-2, held_out=0.2, patience=2,
                             max_bits=9.0)  # the tiny test model finds plain English harder than the shipped one
-    report = adapt_to_corpus(model, alphabet, docs, store, "me", config["files"][WEIGHTS_FILE], cfg,
-                             torch.device("cpu"), progress=False, log=lambda *_: None, **kwargs)
+    report = adapt_to_corpus(corpus_engine(folder, cfg, engine, "cpu", 1), folder.alphabet, docs, store, "me",
+                             folder.base_hash, cfg, progress=False, log=lambda *_: None, **kwargs)
     return report, store
 
 
-def test_adapting_improves_held_out_text_from_the_same_source(tiny_model_dir, tmp_path):
-    report, store = adapt(tiny_model_dir, tmp_path, USER_LINES + make_sentences(20, seed=9))
+@pytest.mark.parametrize("engine", ["torch", "numpy"])
+def test_adapting_improves_held_out_text_from_the_same_source(tiny_model_dir, tmp_path, engine):
+    report, store = adapt(tiny_model_dir, tmp_path, USER_LINES + make_sentences(20, seed=9), engine=engine)
     assert report["held_out_bpc_after"]["overall"] < 0.85 * report["held_out_bpc_before"]["overall"]
     info = store.load("me").info
     assert info["corpus_adaptation"]["held_out_bpc_after"] == report["held_out_bpc_after"]
     assert info["characters_adapted"] == report["train_chars"]
+
+
+def test_the_numpy_engine_takes_torchs_steps(tiny_model_dir, tmp_path):
+    """Without PyTorch a plain LSTM adapts to a corpus in numpy: the same scores, the same Adam steps with clipping
+    and decay, the same profile (to float rounding)."""
+    lines = USER_LINES + make_sentences(20, seed=9)
+    reports, weights = {}, {}
+    for engine in ("torch", "numpy"):
+        (tmp_path / engine).mkdir()
+        reports[engine], store = adapt(tiny_model_dir, tmp_path / engine, lines, engine=engine, epochs=2)
+        folder = open_model(tiny_model_dir)
+        shapes = {n: w.shape for n, w in folder.weights.items() if n not in ("h0", "c0")}
+        weights[engine] = decode_weights(store.load("me"), shapes, folder.base_hash)
+    torch_report, numpy_report = reports["torch"], reports["numpy"]
+    assert numpy_report["dropped"] == torch_report["dropped"]
+    assert numpy_report["held_out_bpc_before"] == pytest.approx(torch_report["held_out_bpc_before"], abs=1e-4)
+    assert [h["epoch"] for h in numpy_report["history"]] == [h["epoch"] for h in torch_report["history"]] == [1, 2]
+    assert numpy_report["held_out_bpc_after"] == pytest.approx(torch_report["held_out_bpc_after"], abs=1e-3)
+    base = open_model(tiny_model_dir).weights
+    for name, want in weights["torch"].items():
+        moved = np.abs(want - base[name]).max()
+        assert np.abs(weights["numpy"][name] - want).max() <= 1e-3 * max(1.0, moved), name
+    assert any(np.abs(w - base[n]).max() > 1e-2 for n, w in weights["numpy"].items())  # it learned
 
 
 def test_improbable_and_foreign_messages_are_dropped(tiny_model_dir, tmp_path):

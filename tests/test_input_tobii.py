@@ -59,7 +59,7 @@ def test_lost_and_bad_samples(tracker):
 
 def test_missing_sdk_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "tobii_research", None)  # makes the import fail
-    with pytest.raises(GazeSourceError, match=r"pip install 'dasher-rnn\[tobii\]'"):
+    with pytest.raises(GazeSourceError, match=r"Tobii Pro SDK \(tobii-research\) is not installed.*Gaze over UDP"):
         TobiiSource()
 
 

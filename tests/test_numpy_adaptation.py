@@ -29,7 +29,8 @@ from tests.conftest import make_sentences
 
 TOLERANCE = 1e-5
 TORCH_FREE = ["dasher_rnn/lm/numpy_lstm.py", "dasher_rnn/lm/adapter_spec.py", "dasher_rnn/adapt/evaluation.py",
-              "dasher_rnn/adapt/numpy_eval.py", "dasher_rnn/adapt/session.py"]
+              "dasher_rnn/adapt/numpy_eval.py", "dasher_rnn/adapt/session.py", "dasher_rnn/lm/rnn_config.py",
+              "dasher_rnn/adapt/corpus_adapt.py", "dasher_rnn/adapt/corpus_numpy.py", "dasher_rnn/extras.py"]
 
 
 def random_lstm(layers: int = 2, vocab: int = 40, seed: int = 0) -> CharRNN:
@@ -258,15 +259,14 @@ def torch_absent(monkeypatch) -> None:
 
 def test_without_torch_a_plain_lstm_adapts_in_numpy(tiny_model_dir, monkeypatch):
     folder = open_model(tiny_model_dir)
-    weights = {k: v.numpy().copy() for k, v in folder.weights.items()}
+    assert all(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in folder.weights.values())  # no tensors
     text = "We need some water please."
     reference = WritingSession(folder, AdaptConfig(rule="rms", eta=3e-3, segment=5), engine="torch")
     reference.commit(text)
     reference.close()
     torch_absent(monkeypatch)
     assert choose_engine("lstm", AdaptConfig()) == "numpy"
-    torch_free = dataclasses.replace(folder, weights=weights)  # a folder as a torch-free reader will give it
-    session = WritingSession(torch_free, AdaptConfig(rule="rms", eta=3e-3, segment=5))
+    session = WritingSession(open_model(tiny_model_dir), AdaptConfig(rule="rms", eta=3e-3, segment=5))
     assert session.engine == "numpy"
     session.commit(text)
     session.close()
@@ -312,8 +312,9 @@ def test_the_numpy_engine_imports_no_torch():
     root = Path(__file__).resolve().parent.parent
     for path in TORCH_FREE:
         tree = ast.parse((root / path).read_text(encoding="utf-8"))
-        allowed = {id(node) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "torch_available"
-                   for node in ast.walk(f)}  # the one place that tries whether torch is there
+        allowed = {id(node) for f in ast.walk(tree)
+                   if isinstance(f, ast.FunctionDef) and f.name in ("torch_available", "require_torch")
+                   for node in ast.walk(f)}  # the places that try whether torch is there
         for node in ast.walk(tree):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
@@ -322,5 +323,9 @@ def test_the_numpy_engine_imports_no_torch():
                "from dasher_rnn.adapt.session import WritingSession\n"
                "from dasher_rnn.adapt.numpy_eval import NumpyEvaluator\n"
                "from dasher_rnn.adapt.compose import build_writer\n"
-               "from dasher_rnn.adapt.profiles import encode_weights, decode_weights\n")
+               "from dasher_rnn.adapt.profiles import encode_weights, decode_weights\n"
+               "from dasher_rnn.adapt.corpus_adapt import adapt_to_corpus, corpus_engine\n"
+               "from dasher_rnn.adapt.corpus_numpy import NumpyCorpusEngine\n"
+               "from dasher_rnn.lm.model_io import open_model\n"
+               "from dasher_rnn.cli import main\n")
     subprocess.run([sys.executable, "-c", blocked], check=True, cwd=root, timeout=120)

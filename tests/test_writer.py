@@ -220,7 +220,7 @@ def test_building_a_writer_reads_the_model_folder_once(tiny_model_dir, tmp_path,
     from dasher_rnn.lm import model_io
 
     reads: list[str] = []
-    for name in ("sha256_file", "load_tensors", "read_config"):
+    for name in ("sha256_file", "load_arrays", "read_config"):
         real = getattr(model_io, name)
         monkeypatch.setattr(model_io, name, lambda path, *a, _real=real, _name=name, **k:
                             reads.append(f"{_name} {Path(path).name}") or _real(path, *a, **k))
@@ -228,7 +228,7 @@ def test_building_a_writer_reads_the_model_folder_once(tiny_model_dir, tmp_path,
     reads.clear()
     writer = build_writer(WriterConfig(model="hybrid", model_dir=tiny_model_dir, profile="p", profiles_dir=tmp_path))
     writer.close(save=False)
-    assert sorted(reads) == ["load_tensors weights.safetensors", "read_config model", "sha256_file weights.safetensors"]
+    assert sorted(reads) == ["load_arrays weights.safetensors", "read_config model", "sha256_file weights.safetensors"]
 
 
 HOLDER = """

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from dasher_rnn.adapt.evaluation import AdaptConfig
 from dasher_rnn.adapt.writer import MODELS, Writer
 from dasher_rnn.alphabet import load_alphabet
+from dasher_rnn.extras import require_torch
 from dasher_rnn.lm.protocol import DASHER_FLOOR
 from dasher_rnn.textio import expand_paths, read_text
 
@@ -199,7 +200,7 @@ def _build_rnn(config: WriterConfig, saved, notice: str | None):
     model_dir = Path(config.model_dir or DEFAULT_MODEL_DIR)
     backend = config.backend
     language = _written_language(model_dir, config.language)
-    # the writing session adapts the torch network; a multilingual model takes the language's initial state
+    # the writing session adapts a copy of the weights; a multilingual model takes the language's initial state
     folder = open_model(model_dir) if _stateful(config) or language else None
     if folder is not None and language:
         folder = folder.for_language(language)
@@ -213,10 +214,15 @@ def _build_rnn(config: WriterConfig, saved, notice: str | None):
                 and config.adaptation.adapter_spec is None:
             backend = "onnx"
         else:
+            if backend != "torch":  # torch because nothing else can serve this: say why where torch is missing
+                require_torch(_torch_reason(config, folder))
             backend = "torch"
     elif backend == "auto":
         backend = "cuda" if cuda_available() else "onnx" if (model_dir / ONNX_FILE).is_file() and not config.zero_state \
             else "torch"
+        if backend == "torch":
+            require_torch(f"the zero initial state of {model_dir}" if config.zero_state
+                          else f"serving {model_dir}, which has no ONNX export,")
     source: Backend
     if backend == "onnx" and folder is None:  # a static RNN on onnxruntime reads what it needs itself: no torch load
         model_config, alphabet = read_checked_config(model_dir)
@@ -247,6 +253,21 @@ def _build_rnn(config: WriterConfig, saved, notice: str | None):
             raise
     about = describe_model(model_dir, model_config) + (f" writing {language}" if language else "")
     return service, session, folder, about, notice
+
+
+def _torch_reason(config: WriterConfig, folder) -> str:
+    """Why an adapting (or profile-carrying) RNN must be served by torch: what ``TorchMissing`` names."""
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE
+
+    cell = folder.config["architecture"].get("cell", "lstm")
+    if cell != "lstm":
+        return f"the {cell} cell"
+    if config.adaptation.adapter_spec is not None:
+        return f"the {config.adaptation.method} state adapter"
+    if config.zero_state:
+        return "the zero initial state"
+    return (f"adapting {folder.path} without its fused int8 ONNX export ({INT8_ONNX_FILE}, which `dasher-rnn "
+            "export-onnx --int8` writes)")
 
 
 def _written_language(model_dir: Path, code: str | None) -> str | None:

@@ -10,6 +10,11 @@
 4. Save the profile atomically with held-out bits/char before and after, per source.
 A checkpoint after every epoch lets ``--resume`` continue an interrupted run; the profile itself
 is only written at the end, so an interrupted run leaves the previous profile untouched.
+
+The arithmetic (scoring, and a training step of Adam with clipping and the decay) is an engine's: torch's
+(``adapt/corpus_torch.py``: every cell, CPU or CUDA) or numpy's (``adapt/corpus_numpy.py``: a plain LSTM, for an
+installation without PyTorch), with the same steps to float rounding; ``corpus_engine`` picks one as
+``evaluation.choose_engine`` does. This module, the procedure, needs no torch.
 """
 
 from __future__ import annotations
@@ -21,21 +26,22 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
+from dasher_rnn.adapt.evaluation import LN2, AdaptConfig, choose_engine
 from dasher_rnn.adapt.profiles import ProfileStore, encode_weights
 from dasher_rnn.adapt.user_corpus import MAX_CHARS, Document
 from dasher_rnn.alphabet import BREAK, Alphabet
 from dasher_rnn.files import atomic_write
 from dasher_rnn.lm.corpus import document_hash
-from dasher_rnn.lm.model_io import load_tensors, save_tensors
-from dasher_rnn.lm.rnn import LN2, CharRNN
+from dasher_rnn.lm.model_io import load_arrays
 from dasher_rnn.normalise import normalise
+
+if TYPE_CHECKING:
+    from dasher_rnn.lm.model_io import ModelFolder
 
 
 @dataclass
@@ -78,11 +84,57 @@ def split_messages(documents: list[Document], alphabet: Alphabet, max_unknown: f
     return messages, {"mostly_outside_alphabet": dropped}
 
 
-@torch.no_grad()
-def message_bits(model: CharRNN, messages: list[Message], device: torch.device, batch: int = 256,
-                 progress: bool = False, desc: str = "scoring") -> np.ndarray:
-    """Total bits of each message from the learned initial state, in padded batches."""
-    model.eval()
+class CorpusEngine(Protocol):
+    """The arithmetic of corpus adaptation over a copy of the network: the weights it changes (``names``, by
+    ``CharRNN``'s names), scoring, and a training step on parallel streams that carries their state."""
+
+    name: str  # "torch" or "numpy"
+    names: list[str]
+
+    def bits(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Total bits of each of a batch of messages from the learned initial state: ``ids`` (B, T) symbol ids,
+        ``mask`` (B, T) 1 where a message has a symbol, 0 after its end."""
+        ...
+
+    def start_epoch(self, rows: int) -> None:
+        """``rows`` parallel streams start from the learned initial state."""
+        ...
+
+    def train_step(self, inputs: np.ndarray, targets: np.ndarray) -> float:
+        """One step on (rows, n) symbol ids, each target predicted after its input, from the streams' state (a
+        constant) which moves on: the mean NLL (nats), the gradients clipped to ``clip``, Adam, then the decay
+        toward the starting weights. Returns the loss before the step."""
+        ...
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """A float32 copy of the weights being adapted, by name."""
+        ...
+
+    def set_weights(self, weights: dict[str, np.ndarray]) -> None:
+        ...
+
+
+def corpus_engine(folder: ModelFolder, config: CorpusAdaptConfig, engine: str = "auto", device: str = "auto",
+                  threads: int | None = None) -> CorpusEngine:
+    """The engine that adapts ``folder``'s network: numpy when asked for, or with ``auto`` where PyTorch is not
+    installed (a plain LSTM on the CPU; ``threads`` BLAS threads while it runs); else torch on ``device`` (auto: CUDA
+    when there is a GPU). A research cell without PyTorch raises ``TorchMissing``, naming the extra."""
+    cell = folder.config["architecture"].get("cell", "lstm")
+    if choose_engine(cell, AdaptConfig(), engine) == "numpy":
+        if device not in ("auto", "cpu"):
+            raise ValueError(f"the numpy engine adapts on the CPU, not {device!r}")
+        from dasher_rnn.adapt.corpus_numpy import NumpyCorpusEngine
+
+        return NumpyCorpusEngine(folder.weights, config.lr, config.clip, config.lam, threads)
+    from dasher_rnn.adapt.corpus_torch import TorchCorpusEngine
+    from dasher_rnn.lm.train import pick_device
+
+    return TorchCorpusEngine(folder.network(), config.lr, config.clip, config.lam, pick_device(device))
+
+
+def message_bits(engine: CorpusEngine, messages: list[Message], batch: int = 256, progress: bool = False,
+                 desc: str = "scoring") -> np.ndarray:
+    """Total bits of each message from the learned initial state, in padded batches of similar lengths."""
     out = np.zeros(len(messages))
     order = np.argsort([len(m.symbols) for m in messages])  # similar lengths together: little padding
     for i in tqdm(range(0, len(order), batch), desc=desc, unit="batch", disable=not progress, leave=False):
@@ -90,16 +142,13 @@ def message_bits(model: CharRNN, messages: list[Message], device: torch.device, 
         length = max(len(messages[j].symbols) for j in idx)
         if length == 0:
             continue
-        ids = torch.zeros((len(idx), length), dtype=torch.int64)
-        mask = torch.zeros((len(idx), length))
+        ids = np.zeros((len(idx), length), np.int64)
+        mask = np.zeros((len(idx), length), np.float32)
         for row, j in enumerate(idx):
             s = messages[j].symbols
-            ids[row, : len(s)] = torch.from_numpy(s.astype(np.int64))
+            ids[row, : len(s)] = s
             mask[row, : len(s)] = 1
-        ids, mask = ids.to(device), mask.to(device)
-        logp, _ = model.score(ids, model.initial_state(len(idx)))
-        nll = -logp.gather(-1, ids.unsqueeze(-1)).squeeze(-1) * mask
-        out[idx] = (nll.sum(dim=1) / LN2).cpu().numpy()
+        out[idx] = engine.bits(ids, mask)
     return out
 
 
@@ -117,14 +166,14 @@ def bits_per_char(bits: np.ndarray, messages: list[Message]) -> dict[str, float]
     return result
 
 
-def streams(messages: list[Message], newline: int, rows: int, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+def streams(messages: list[Message], newline: int, rows: int, seq_len: int) -> tuple[np.ndarray, np.ndarray]:
     """(inputs, targets) of shape (rows, n): the messages joined by newlines, cut into parallel streams."""
     sep = np.array([newline], np.uint8)
     flat = np.concatenate([part for m in messages for part in (m.symbols, sep)]).astype(np.int64)
     rows = max(1, min(rows, len(flat) // (seq_len + 1)))
     n = (len(flat) - 1) // rows
     idx = np.arange(rows)[:, None] * n + np.arange(n + 1)[None, :]
-    data = torch.from_numpy(flat[idx])
+    data = flat[idx]
     return data[:, :-1], data[:, 1:]
 
 
@@ -132,16 +181,16 @@ class Interrupted(Exception):
     """Ctrl-C during adaptation: the profile was left as it was."""
 
 
-def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document], store: ProfileStore, profile: str,
-                    base_hash: str, config: CorpusAdaptConfig, device: torch.device, resume: bool = False,
+def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Document], store: ProfileStore,
+                    profile: str, base_hash: str, config: CorpusAdaptConfig, resume: bool = False,
                     dry_run: bool = False, progress: bool = True, log=print) -> dict:
-    """Run the whole procedure; returns the report (also stored in the profile)."""
-    model = model.to(device)
+    """Run the whole procedure with ``engine`` (``corpus_engine``); returns the report (also stored in the
+    profile)."""
     newline = alphabet.index("\n")
     messages, dropped = split_messages(documents, alphabet, config.max_unknown)
     if not messages:
         raise ValueError("the corpus has no usable text (empty, or mostly outside the alphabet)")
-    before_all = message_bits(model, messages, device, progress=progress, desc="scoring the corpus")
+    before_all = message_bits(engine, messages, progress=progress, desc="scoring the corpus")
     improbable = [b / max(1, len(m.text)) > config.max_bits for b, m in zip(before_all, messages, strict=True)]
     dropped["improbable"] = int(sum(improbable))
     kept = [(m, b) for m, b, bad in zip(messages, before_all, improbable, strict=True) if not bad]
@@ -163,19 +212,14 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
         return report
 
     inputs, targets = streams(train, newline, config.batch_size, config.seq_len)
-    network = model.network_parameters()
-    names, params = list(network), list(network.values())
-    start = [p.detach().clone() for p in params]
-    optimizer = torch.optim.Adam(params, lr=config.lr)
-    best_bpc, best_weights, bad_epochs, first_epoch = before.get("overall", math.inf), start, 0, 0
+    names = engine.names
+    best_bpc, best_weights, bad_epochs, first_epoch = before.get("overall", math.inf), engine.weights(), 0, 0
     resume_dir = store.folder / f".{profile}.adapt-resume"
     if resume and (resume_dir / "state.json").is_file():
         saved = json.loads((resume_dir / "state.json").read_text())
-        tensors = load_tensors(resume_dir / "weights.safetensors")
-        with torch.no_grad():
-            for n, p in zip(names, params, strict=True):
-                p.copy_(tensors[f"now.{n}"])
-        best_weights = [tensors[f"best.{n}"].to(device) for n in names]
+        arrays = load_arrays(resume_dir / "weights.safetensors")
+        engine.set_weights({n: arrays[f"now.{n}"] for n in names})
+        best_weights = {n: arrays[f"best.{n}"] for n in names}
         best_bpc, bad_epochs, first_epoch = saved["best_bpc"], saved["bad_epochs"], saved["epoch"]
         log(f"resuming at epoch {first_epoch + 1}")
     steps_per_epoch = math.ceil(inputs.shape[1] / config.seq_len)
@@ -184,28 +228,16 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
     history, t0, chars_done, step_seconds = [], time.perf_counter(), 0, 0.0
     try:
         for epoch in range(first_epoch, config.epochs):
-            model.train()
-            state = model.initial_state(inputs.shape[0])
-            state = (state[0].detach(), state[1].detach())
+            engine.start_epoch(inputs.shape[0])
             for t in range(0, inputs.shape[1], config.seq_len):
                 t_step = time.perf_counter()
-                x = inputs[:, t : t + config.seq_len].to(device)
-                y = targets[:, t : t + config.seq_len].to(device)
-                logp, state = model(x, state)
-                loss = F.nll_loss(logp.reshape(-1, logp.shape[-1]), y.reshape(-1))
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, config.clip)
-                optimizer.step()
-                with torch.no_grad():
-                    for p, s in zip(params, start, strict=True):
-                        p.add_((s - p) * config.lam)
-                state = (state[0].detach(), state[1].detach())
-                chars_done += x.numel()
+                x = inputs[:, t : t + config.seq_len]
+                loss = engine.train_step(x, targets[:, t : t + config.seq_len])
+                chars_done += x.size
                 step_seconds += time.perf_counter() - t_step
-                bar.set_postfix(bpc=f"{loss.item() / LN2:.3f}", chars_s=f"{chars_done / (time.perf_counter() - t0):,.0f}")
+                bar.set_postfix(bpc=f"{loss / LN2:.3f}", chars_s=f"{chars_done / (time.perf_counter() - t0):,.0f}")
                 bar.update(1)
-            bits = message_bits(model, held_msgs, device)
+            bits = message_bits(engine, held_msgs)
             now = bits_per_char(bits, held_msgs)["overall"]
             history.append({"epoch": epoch + 1, "held_out_bpc": now})
             bar.write(f"epoch {epoch + 1}: held-out {now:.4f} bits/char (before adapting {before['overall']:.4f})",
@@ -213,11 +245,12 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
             if not math.isfinite(now):
                 bar.write("held-out loss is not finite: keeping the best weights so far", file=sys.stderr)
                 break
+            current = engine.weights()
             if now < best_bpc - 1e-4:
-                best_bpc, best_weights, bad_epochs = now, [p.detach().clone() for p in params], 0
+                best_bpc, best_weights, bad_epochs = now, current, 0
             else:
                 bad_epochs += 1
-            _save_resume(resume_dir, names, params, best_weights, epoch + 1, best_bpc, bad_epochs)
+            _save_resume(resume_dir, current, best_weights, epoch + 1, best_bpc, bad_epochs)
             if bad_epochs > config.patience:
                 break
     except KeyboardInterrupt:
@@ -225,18 +258,15 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
         raise Interrupted(f"interrupted: profile {profile!r} unchanged; `--resume` continues from the last epoch") from None
     bar.close()
     elapsed = time.perf_counter() - t0
-    with torch.no_grad():
-        for p, w in zip(params, best_weights, strict=True):
-            p.copy_(w)
-    after = bits_per_char(message_bits(model, held_msgs, device), held_msgs)
+    engine.set_weights(best_weights)
+    after = bits_per_char(message_bits(engine, held_msgs), held_msgs)
     report.update({"held_out_bpc_after": after, "history": history, "adapt_seconds": round(elapsed, 1),
                    "chars_per_second": round(chars_done / elapsed) if elapsed else None,
                    "training_chars_per_second": round(chars_done / step_seconds) if step_seconds else None,
                    "sources": sorted({m.source.split("#")[0] for m in train})})
-    adapted = {n: p.detach().cpu() for n, p in zip(names, params, strict=True)}
     previous = store.load(profile)
     info = previous.info if previous is not None else {}
-    store.save(profile, {"rnn": encode_weights(adapted)}, {
+    store.save(profile, {"rnn": encode_weights(engine.weights())}, {
         **info,
         "characters_adapted": (previous.characters_adapted if previous is not None else 0) + report["train_chars"],
         "corpus_adaptation": report,
@@ -248,10 +278,15 @@ def adapt_to_corpus(model: CharRNN, alphabet: Alphabet, documents: list[Document
     return report
 
 
-def _save_resume(folder: Path, names, params, best, epoch: int, best_bpc: float, bad_epochs: int) -> None:
+def _save_resume(folder: Path, now: dict[str, np.ndarray], best: dict[str, np.ndarray], epoch: int, best_bpc: float,
+                 bad_epochs: int) -> None:
+    """The weights after the last epoch and the best so far (float32 safetensors, either engine's), and where the
+    run was."""
+    from safetensors.numpy import save
+
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tensors = {f"now.{n}": p for n, p in zip(names, params, strict=True)}
-    tensors.update({f"best.{n}": b for n, b in zip(names, best, strict=True)})
-    save_tensors(folder / "weights.safetensors", tensors)
+    arrays = {f"now.{n}": np.ascontiguousarray(w, dtype=np.float32) for n, w in now.items()}
+    arrays.update({f"best.{n}": np.ascontiguousarray(w, dtype=np.float32) for n, w in best.items()})
+    atomic_write(folder / "weights.safetensors", save(arrays))
     atomic_write(folder / "state.json",
-                       json.dumps({"epoch": epoch, "best_bpc": best_bpc, "bad_epochs": bad_epochs}).encode())
+                 json.dumps({"epoch": epoch, "best_bpc": best_bpc, "bad_epochs": bad_epochs}).encode())

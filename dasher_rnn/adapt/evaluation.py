@@ -32,6 +32,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dasher_rnn.extras import TORCH_INSTALL, TorchMissing, torch_available
 from dasher_rnn.lm.adapter_spec import ADAPTER_KINDS, AdapterSpec
 
 RULES = ("sgd", "rms", "rms-rms")
@@ -39,7 +40,6 @@ METHODS = ("full", *ADAPTER_KINDS)
 DEFAULT_ETA = {"sgd": 0.03, "rms": 1e-4, "rms-rms": 3e-4}
 LN2 = math.log(2.0)  # nats per bit
 ENGINES = ("auto", "torch", "numpy")  # what computes dynamic evaluation (``choose_engine``)
-TORCH_INSTALL = "pip install 'dasher-rnn[torch]'"  # the extra that brings PyTorch
 
 
 def default_eta(rule: str) -> float:
@@ -78,20 +78,6 @@ class AdaptConfig:
             raise ValueError("a sparse adapter needs at least one unit")
         if self.segment < 1 or self.eta < 0 or not 0 <= self.lam < 1:
             raise ValueError("need segment >= 1, eta >= 0 and 0 <= lam < 1")
-
-
-class TorchMissing(ImportError, ValueError):
-    """Something needs PyTorch, which this installation lacks; the message says which extra installs it. A
-    ValueError too, so that the front ends report it as they report a setting they cannot honour."""
-
-
-def torch_available() -> bool:
-    """Whether PyTorch can be imported (imports it when it can)."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def choose_engine(cell: str, config: AdaptConfig, engine: str = "auto") -> str:

@@ -4,11 +4,19 @@ same weights after the same text (to float rounding: tests/test_numpy_adaptation
 
 The adapted parameters live in one flat float32 array (``params`` are views of it, by ``CharRNN``'s names), so a
 checkpoint is one copy and the rule one pass over it.
+
+An update runs on one BLAS thread (``one_blas_thread``): its products are small (20 characters, one stream), and
+OpenBLAS's own threads made them about 20 times slower on a busy machine, spinning against whatever else runs (the
+predictor, the window). threadpoolctl sets the BLAS libraries' thread count for the update alone and puts it back,
+so numpy elsewhere in the process keeps its threads; an environment variable (OPENBLAS_NUM_THREADS) would have to be
+set before numpy is first imported, and for the whole process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -16,6 +24,38 @@ import numpy as np
 from dasher_rnn.adapt.evaluation import AdaptConfig, StreamEvaluator
 from dasher_rnn.lm import numpy_lstm
 from dasher_rnn.lm.numpy_lstm import State
+
+
+class _OneBlasThread:
+    """numpy's BLAS on one thread while any update runs, as it was once none does. Counted, because every writing
+    session (the API server has many) runs its updates on its own thread and the BLAS setting is the process's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._controller: Any = None  # threadpoolctl's controller of the BLAS libraries loaded (found once: it scans)
+        self._limiter: Any = None
+        self._users = 0
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._users == 0:
+                if self._controller is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    self._controller = ThreadpoolController().select(user_api="blas")
+                self._limiter = self._controller.limit(limits=1)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    self._limiter.restore_original_limits()
+
+
+one_blas_thread = _OneBlasThread()
 
 
 class NumpyEvaluator(StreamEvaluator):
@@ -79,6 +119,10 @@ class NumpyEvaluator(StreamEvaluator):
         return numpy_lstm.log_probs(self.weights, self.state)
 
     # -- the arithmetic -------------------------------------------------------------
+    def _update(self) -> None:
+        with one_blas_thread():
+            super()._update()
+
     def _flat(self) -> np.ndarray:
         return self.flat.copy()
 

@@ -25,7 +25,7 @@ from dasher_rnn.adapt.compose import (
     build_writer,
     language_profile,
 )
-from dasher_rnn.adapt.dynamic_eval import AdaptConfig
+from dasher_rnn.adapt.evaluation import AdaptConfig
 from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
 from dasher_rnn.adapt.writer import AUTOSAVE_S, Writer
 from dasher_rnn.alphabet import AlphabetError

@@ -34,11 +34,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the command in ``argv`` (default: the process's arguments, or the app when there are none)."""
     from dasher_rnn.alphabet import AlphabetError
+    from dasher_rnn.extras import TorchMissing
     from dasher_rnn.lm.model_io import ModelFileError
     from dasher_rnn.textio import TextFileError
 
     argv = list(argv if argv is not None else sys.argv[1:] or ["app"])
-    args = parse_args(argv)
+    try:
+        args = parse_args(argv)
+    except TorchMissing as exc:  # the defaults of a command of the ``train`` extra, without PyTorch
+        print(f"dasher-rnn {argv[0]}: error: {exc}", file=sys.stderr)
+        return 2
     args.argv = argv  # `train` writes the exact command into its checkpoint's README
     try:
         return args.func(args)

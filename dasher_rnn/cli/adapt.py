@@ -23,8 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="drop messages above this many bits/char")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run")
     p.add_argument("--dry-run", action="store_true", help="read, filter and score only; change nothing")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: all cores)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda (cuda: the torch engine)")
+    p.add_argument("--engine", default="auto", choices=["auto", "torch", "numpy"],
+                   help="what adapts: torch, or numpy (a plain LSTM, without PyTorch); auto: torch where it is "
+                        "installed")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads of torch or numpy's BLAS (0: all cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--max-chars", type=positive_int, default=config_default(CORPUS_ADAPT, "max_chars"),
                    help="use at most this many characters of your writing (the files after are left out, and said)")
@@ -38,16 +41,14 @@ def run(args: argparse.Namespace) -> int:
     import json
     import os
 
-    import torch
-
-    from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus
+    from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus, corpus_engine
     from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, check_name, decode_weights
     from dasher_rnn.adapt.user_corpus import read_user_corpus
+    from dasher_rnn.extras import set_torch_threads
     from dasher_rnn.lm.model_io import open_model
-    from dasher_rnn.lm.train import pick_device
 
     check_name(args.profile)  # a name that cannot be a profile is said at once, and no reset is suggested for it
-    torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    threads = args.threads or os.cpu_count() or 1
     documents, read_report = read_user_corpus(args.paths, max_chars=args.max_chars, progress=not args.no_progress)
     for path, reason in read_report.unreadable.items():
         print(f"dasher-rnn adapt: error: {path}: {reason}", file=sys.stderr)
@@ -68,27 +69,25 @@ def run(args: argparse.Namespace) -> int:
     if not documents:
         raise ValueError("the corpus is empty: no readable text in " + ", ".join(args.paths))
     folder = open_model(args.model_dir)
-    model, alphabet = folder.network(), folder.alphabet
+    alphabet = folder.alphabet
+    cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
+    engine = corpus_engine(folder, cfg, args.engine, args.device, threads)
+    set_torch_threads(threads)  # where the engine is torch's
     store = ProfileStore(args.profiles_dir)
     lock = None if args.dry_run else store.lock(args.profile)  # no other program saves over this run
     try:
         try:
             existing = store.load(args.profile)
             if existing is not None and "rnn" in existing.parts:
-                params = model.network_parameters()
-                shapes = {n: tuple(p.shape) for n, p in params.items()}
-                with torch.no_grad():
-                    for name, array in decode_weights(existing, shapes, folder.base_hash).items():
-                        params[name].copy_(torch.tensor(array))
+                shapes = {n: tuple(w.shape) for n, w in engine.weights().items()}
+                engine.set_weights({**engine.weights(), **decode_weights(existing, shapes, folder.base_hash)})
         except ProfileError as exc:
             raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
         if existing is not None:
             print(f"continuing profile {args.profile!r} ({existing.characters_adapted:,} characters adapted)")
-        cfg = CorpusAdaptConfig(epochs=args.epochs, lr=args.lr, lam=args.lam, max_bits=args.max_bits)
         try:
-            report = adapt_to_corpus(model, alphabet, documents, store, args.profile, folder.base_hash, cfg,
-                                     pick_device(args.device), resume=args.resume, dry_run=args.dry_run,
-                                     progress=not args.no_progress)
+            report = adapt_to_corpus(engine, alphabet, documents, store, args.profile, folder.base_hash, cfg,
+                                     resume=args.resume, dry_run=args.dry_run, progress=not args.no_progress)
         except Interrupted as exc:
             print(str(exc), file=sys.stderr)
             return 130
@@ -104,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
             messages, _ = split_messages(documents, alphabet, CorpusAdaptConfig().max_unknown)
             writer = build_writer(WriterConfig(model="hybrid", model_dir=args.model_dir, profile=args.profile,
                                                profiles_dir=args.profiles_dir, ppm_train=tuple(args.ppm_train),
-                                               backend="torch", threads=args.threads or None))
+                                               backend="torch" if engine.name == "torch" else "auto",
+                                               adapt_engine=engine.name, threads=args.threads or None))
             try:
                 with tqdm(total=len(messages), unit="message", desc="PPM", disable=args.no_progress) as bar:
                     chars = writer.learn_history([m.text for m in messages], progress=bar.update)

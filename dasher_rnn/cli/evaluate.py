@@ -54,16 +54,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    import torch
-
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
-    from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
+    from dasher_rnn.adapt.evaluation import AdaptConfig, default_eta
     from dasher_rnn.adapt.profiles import ProfileStore
     from dasher_rnn.evaluate import evaluate_files, format_report
+    from dasher_rnn.extras import set_torch_threads
 
     if args.fold_case and args.symbols is None:
         raise ValueError("--fold-case needs --symbols (e.g. --symbols peer)")
-    torch.set_num_threads(args.threads)  # more threads than cores fight whatever else the machine runs
     if args.profile is not None and not ProfileStore(args.profiles_dir).exists(args.profile):
         raise ValueError(f"no profile named {args.profile!r} (`dasher-rnn profile list` shows them)")
     adaptive = args.adaptive if args.adaptive is not None else args.model in ("ppm", "hybrid")
@@ -76,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         zero_state=args.zero_state, floor=args.floor, replace_errors=args.replace_errors, read_only=True)
     first = build_writer(config)  # the model folder and PPM's training text are read once
+    set_torch_threads(args.threads)  # where torch serves or adapts (onnxruntime takes ``threads`` itself)
     description = first.description
     trained_ppm = first.mixer.ppm.fork() if first.mixer is not None and not args.profile else None
     writers = iter([first])

@@ -24,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
+    from dasher_rnn.extras import require_torch
+
+    require_torch("ONNX export")
     from dasher_rnn.lm.onnx_export import export_int8, export_onnx
 
     diff = export_onnx(args.model_dir)

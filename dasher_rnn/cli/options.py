@@ -11,8 +11,8 @@ from typing import Any
 
 # the config dataclasses that commands fill, as "module:class" (read only when a default is needed)
 TRAIN = "dasher_rnn.lm.train:TrainConfig"
-RNN = "dasher_rnn.lm.rnn:RNNConfig"
-DYNAMIC_EVAL = "dasher_rnn.adapt.dynamic_eval:AdaptConfig"
+RNN = "dasher_rnn.lm.rnn_config:RNNConfig"
+DYNAMIC_EVAL = "dasher_rnn.adapt.evaluation:AdaptConfig"
 CORPUS_ADAPT = "dasher_rnn.adapt.corpus_adapt:CorpusAdaptConfig"
 LIMITS = "dasher_rnn.api.limits:Limits"
 SERVER = "dasher_rnn.api.server:ServerConfig"
@@ -32,7 +32,14 @@ class ConfigDefault:
     @functools.cached_property
     def value(self) -> Any:
         module, cls = self.config.split(":")
-        field = {f.name: f for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}[self.name]
+        try:
+            found = importlib.import_module(module)
+        except ImportError:  # a command of the ``train`` extra where PyTorch is not installed: say which extra
+            from dasher_rnn.extras import require_torch
+
+            require_torch("this command")
+            raise
+        field = {f.name: f for f in dataclasses.fields(getattr(found, cls))}[self.name]
         return field.default_factory() if field.default is dataclasses.MISSING else field.default
 
     def __str__(self) -> str:  # the help's "(default: ...)"

@@ -17,7 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
     add_profiles_dir(p)
     p.add_argument("--backend", default=config_default(SERVER, "backend"), help="predictor backend of stateless requests and "
-                   "non-adapting sessions: auto, onnx, torch, cuda (adapting sessions use torch)")
+                   "non-adapting sessions: auto, onnx, torch, cuda (adapting sessions: onnxruntime where the model has its fused "
+                   "int8 export, else torch)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictors")
     p.add_argument("--budget", type=int, default=config_default(SERVER, "budget"), help="cached context states per session")
     p.add_argument("--ppm-train", action="append", default=[], metavar="PATH",
@@ -56,8 +57,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
-
     from dasher_rnn.api.limits import Limits
     from dasher_rnn.api.server import ServerConfig, run_server
 
@@ -70,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
                           log_level=args.log_level, ppm_train=args.ppm_train).checked()
-    torch.set_num_threads(args.threads)
+    from dasher_rnn.extras import set_torch_threads
+
+    set_torch_threads(args.threads, load=True)  # where installed, torch adapts the sessions (the auto engine)
 
     def ready(url: str) -> None:  # the port is bound and the model loaded
         print(f"dasher-rnn serve: {url}/v1 (schema at /docs), model {args.model_dir}", flush=True)

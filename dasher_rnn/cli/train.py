@@ -86,8 +86,9 @@ def language_states(specs: list[str]) -> dict[str, list[str]]:
 def run(args: argparse.Namespace) -> int:
     import os
 
-    import torch
+    from dasher_rnn.extras import require_torch
 
+    torch = require_torch("training")
     from dasher_rnn.lm.train import pick_device
 
     torch.set_num_threads(args.threads or os.cpu_count() or 1)

@@ -1,15 +1,18 @@
 """Gaze points from a Tobii eye tracker through the optional ``tobii-research`` SDK.
 
-Install with ``pip install 'dasher-rnn[tobii]'``. The SDK is imported only when a TobiiSource is made,
-so the app runs without it. The first tracker found is used; samples are the average of the eyes the
-tracker marks valid, on the display area (0..1, the same frame as the UDP bridge), timed by the
-tracker's ``system_time_stamp`` (microseconds).
+The SDK is published for Python 3.10 only (every ``tobii-research`` release so far) while dasher-rnn needs 3.11 or
+newer, so there is no extra that installs it: ``pip install tobii-research`` works once Tobii publishes it for the
+Python in use, and until then a bridge running under Python 3.10 can send the gaze over UDP (README: "Eye trackers").
+The SDK is imported only when a TobiiSource is made, so the app runs without it. The first tracker found is used;
+samples are the average of the eyes the tracker marks valid, on the display area (0..1, the same frame as the UDP
+bridge), timed by the tracker's ``system_time_stamp`` (microseconds).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +26,9 @@ def _import_sdk() -> Any:
     try:
         import tobii_research
     except ImportError as exc:
-        raise GazeSourceError("tobii-research is not installed: pip install 'dasher-rnn[tobii]'") from exc
+        raise GazeSourceError(
+            f"the Tobii Pro SDK (tobii-research) is not installed for Python {sys.version_info[0]}.{sys.version_info[1]}"
+            " (Tobii publishes it for Python 3.10 only): use Input > Gaze over UDP with a bridge") from exc
     return tobii_research
 
 

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-ATTENTION_KINDS = ("attention", "kv-attention", "kvp-attention", "rnn-ngram")
+from dasher_rnn.lm.rnn_config import ATTENTION_KINDS
 
 
 class MLSTMLayer(nn.Module):

@@ -27,10 +27,12 @@ import numpy as np
 from safetensors import SafetensorError
 
 from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.extras import require_torch
 from dasher_rnn.files import atomic_write
+from dasher_rnn.lm.rnn_config import CELLS, RNNConfig
 from dasher_rnn.normalise import NORMALISATION_VERSION
 
-if TYPE_CHECKING:  # torch is imported only where tensors are made: torch-free users read configs too
+if TYPE_CHECKING:  # torch is imported only where tensors are made (training, export): reading a model needs none
     import torch
 
     from dasher_rnn.lm.rnn import CharRNN
@@ -201,13 +203,14 @@ def save_model(model_dir: str | Path, model: CharRNN, alphabet: Alphabet, info: 
 
 @dataclass(eq=False)
 class ModelFolder:
-    """A model folder read and verified once: its config, alphabet and float32 weights. Everything that
-    serves or adapts the model (backends, the writing session) is built from this, not from the path."""
+    """A model folder read and verified once: its config, alphabet and float32 weights (numpy arrays: reading a
+    model needs no torch). Everything that serves or adapts the model (backends, the writing session) is built from
+    this, not from the path."""
 
     path: Path
     config: dict
     alphabet: Alphabet
-    weights: dict[str, torch.Tensor]
+    weights: dict[str, np.ndarray]
     language: str | None = None  # the language written, for a multilingual model viewed through ``for_language``
 
     @property
@@ -228,21 +231,22 @@ class ModelFolder:
             raise ModelFileError(f"{self.path}: no initial state for language {code!r} "
                                  f"(it has {', '.join(self.languages) or 'none'})")
         verify_hash(self.path, self.config, LANGUAGES_FILE)
-        states = load_tensors(self.path / LANGUAGES_FILE)
+        states = load_arrays(self.path / LANGUAGES_FILE)
         weights = dict(self.weights)
         for name in ("h0", "c0"):
             state = states.get(f"{code}.{name}")
             if state is None or state.shape != weights[name].shape:
                 raise ModelFileError(f"{self.path / LANGUAGES_FILE}: {code}.{name} is missing or has the wrong shape")
-            weights[name] = state.float()
+            weights[name] = state
         return replace(self, weights=weights, language=code)
 
     def network(self, device: str | torch.device = "cpu") -> CharRNN:
-        """A fresh copy of the network (eval mode, float32)."""
+        """A fresh copy of the network (eval mode, float32): torch's, so this needs PyTorch (``TorchMissing``)."""
+        torch = require_torch(f"the torch network of {self.path}")
         from dasher_rnn.lm.rnn import CharRNN, RNNConfig
 
         model = CharRNN(RNNConfig(**self.config["architecture"]))
-        model.load_state_dict(self.weights)
+        model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in self.weights.items()})
         return model.to(device).eval()
 
     def msg(self, model: CharRNN) -> dict[str, torch.Tensor]:
@@ -260,30 +264,42 @@ class ModelFolder:
         return msg
 
 
-def open_model(model_dir: str | Path) -> ModelFolder:
-    """Read and check a model directory once: config, alphabet, weights (hash, names and shapes)."""
-    from dasher_rnn.lm.rnn import CharRNN, RNNConfig
+def expected_shapes(arch: RNNConfig) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every tensor of a network of ``arch``: a plain LSTM's from its sizes alone; another
+    cell's from its torch layers (``TorchMissing`` without PyTorch: nothing can run that cell without it)."""
+    if arch.cell == "lstm":
+        return arch.lstm_shapes()
+    require_torch(f"the {arch.cell} cell")
+    from dasher_rnn.lm.rnn import CharRNN
 
+    return {name: tuple(t.shape) for name, t in CharRNN(arch).state_dict().items()}
+
+
+def open_model(model_dir: str | Path) -> ModelFolder:
+    """Read and check a model directory once: config, alphabet, weights (hash, names and shapes). No torch for a
+    plain LSTM."""
     model_dir = Path(model_dir)
     config, alphabet = read_checked_config(model_dir)
     try:
         arch = RNNConfig(**config["architecture"])
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"{model_dir / CONFIG_FILE}: bad architecture ({exc})") from None
+    if arch.cell not in CELLS:
+        raise ModelFileError(f"{model_dir / CONFIG_FILE}: unknown cell {arch.cell!r} (one of {', '.join(CELLS)})")
     verify_hash(model_dir, config, WEIGHTS_FILE)
-    tensors = load_tensors(model_dir / WEIGHTS_FILE)
-    expected = CharRNN(arch).state_dict()
-    missing = sorted(set(expected) - set(tensors))
-    unexpected = sorted(set(tensors) - set(expected))
+    arrays = load_arrays(model_dir / WEIGHTS_FILE)
+    expected = expected_shapes(arch)
+    missing = sorted(set(expected) - set(arrays))
+    unexpected = sorted(set(arrays) - set(expected))
     if missing or unexpected:
         raise ModelFileError(f"{model_dir / WEIGHTS_FILE}: missing tensors {missing}, unexpected {unexpected}")
-    for name, t in tensors.items():
-        if t.shape != expected[name].shape:
+    for name, array in arrays.items():
+        if tuple(array.shape) != expected[name]:
             raise ModelFileError(
-                f"{model_dir / WEIGHTS_FILE}: tensor {name} has shape {tuple(t.shape)}, "
-                f"config expects {tuple(expected[name].shape)}"
+                f"{model_dir / WEIGHTS_FILE}: tensor {name} has shape {tuple(array.shape)}, "
+                f"config expects {expected[name]}"
             )
-    return ModelFolder(model_dir, config, alphabet, {k: v.float() for k, v in tensors.items()})
+    return ModelFolder(model_dir, config, alphabet, arrays)
 
 
 def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> tuple[CharRNN, Alphabet, dict]:

@@ -11,46 +11,17 @@ attention cells the window of recent outputs too).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dasher_rnn.lm.cells import ATTENTION_KINDS, MLSTMLayer, MogrifierLSTMLayer, WindowAttentionLSTMLayer
+from dasher_rnn.lm.cells import MLSTMLayer, MogrifierLSTMLayer, WindowAttentionLSTMLayer
+from dasher_rnn.lm.rnn_config import ATTENTION_KINDS, CELLS, RNNConfig
 from dasher_rnn.lm.state_adapter import AdapterSpec, StateAdapter
 
 State = tuple[torch.Tensor, torch.Tensor]  # h (layers, batch, hidden_size), c (layers, batch, cell_state_size)
 LN2 = math.log(2.0)  # nats per bit
-
-
-@dataclass
-class RNNConfig:
-    vocab_size: int
-    embed_size: int = 64
-    hidden_size: int = 512
-    layers: int = 1
-    cell: str = "lstm"
-    mog_rounds: int = 5  # Mogrifier only: rounds of mutual gating
-    mog_rank: int = 64  # Mogrifier only: rank of the factorised Q and R
-    attn_window: int = 5  # attention cells only: how many recent outputs each step reads
-
-    @property
-    def cell_state_size(self) -> int:
-        """Width of c per layer: the LSTM cell, plus the window of recent outputs for attention cells."""
-        return self.hidden_size * (1 + self.attn_window) if self.cell in ATTENTION_KINDS else self.hidden_size
-
-    def to_json(self) -> dict:
-        """The fields this cell uses (other cells' configs stay as they were: checkpoints compare them)."""
-        out = asdict(self)
-        if self.cell != "mogrifier":
-            del out["mog_rounds"], out["mog_rank"]
-        if self.cell not in ATTENTION_KINDS:
-            del out["attn_window"]
-        return out
-
-
-CELLS = ("lstm", "mlstm", "mogrifier", *ATTENTION_KINDS)
 
 
 class CharRNN(nn.Module):

@@ -323,7 +323,7 @@ def make_backend(model: str | Path | ModelFolder, kind: str = "auto", threads: i
             raise ValueError("the onnx backend serves the learned initial state only; use the torch backend")
         if folder is None:
             return OnnxBackend(path, threads)
-        return OnnxBackend(path, threads, config=folder.config, weights={k: v.numpy() for k, v in folder.weights.items()})
+        return OnnxBackend(path, threads, config=folder.config, weights=folder.weights)
     if kind in ("torch", "cuda"):
         net = (folder or open_model(path)).network()
         return TorchBackend(net, device="cuda" if kind == "cuda" else "cpu", threads=threads, zero_state=zero_state)
