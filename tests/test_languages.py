@@ -35,7 +35,8 @@ def test_at_least_a_hundred_languages_each_with_a_valid_alphabet():
         assert language.kept <= language.letters and language.symbols == len(alphabet)
         assert language_alphabet(language.code) is alphabet  # built once
     by_code = {language.code: language for language in found}
-    assert by_code["en"].rnn == ("english-lstm",) and by_code["de"].rnn == ()
+    assert by_code["en"].rnn == ("english-lstm",) and by_code["pl"].rnn == ()
+    assert by_code["de"].rnn == by_code["fr"].rnn == by_code["es"].rnn == ("de-fr-es-lstm",)  # one model, three
     assert by_code["zh"].kept < by_code["zh"].letters  # the most frequent of its 2210 letters
     assert "most frequent" in language_alphabet("zh").description
 
