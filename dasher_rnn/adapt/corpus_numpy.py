@@ -47,13 +47,8 @@ class NumpyCorpusEngine:
         self.state: numpy_lstm.State | None = None
 
     def _views(self, flat: np.ndarray) -> list[np.ndarray]:
-        views, start = [], 0
-        for n in self.names:
-            shape = self.all[n].shape
-            size = int(np.prod(shape))
-            views.append(flat[start : start + size].reshape(shape))
-            start += size
-        return views
+        """``flat`` cut into the adapted parameters' shapes (views)."""
+        return numpy_lstm.flat_views(flat, [self.all[n].shape for n in self.names])
 
     @contextmanager
     def _blas(self) -> Iterator[None]:

@@ -92,13 +92,7 @@ class NumpyEvaluator(StreamEvaluator):
 
     def _views(self, flat: np.ndarray) -> list[np.ndarray]:
         """``flat`` cut into the adapted parameters' shapes (views)."""
-        views, start = [], 0
-        for n in self.names:
-            shape = self.weights[n].shape
-            size = int(np.prod(shape))
-            views.append(flat[start : start + size].reshape(shape))
-            start += size
-        return views
+        return numpy_lstm.flat_views(flat, [self.weights[n].shape for n in self.names])
 
     # -- weights in and out ---------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:

@@ -249,3 +249,14 @@ def symbol_log_probs(weights: Weights, symbols: np.ndarray, state: State) -> np.
             h[k] = gates[:, 3 * H :] * np.tanh(c[k])
             x = h[k]
     return out
+
+
+def flat_views(flat: np.ndarray, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """``flat`` cut into arrays of ``shapes``, in order: views, so writing to them writes to ``flat`` (the adapted
+    weights and their gradients live in one flat array each)."""
+    views, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        views.append(flat[start : start + size].reshape(shape))
+        start += size
+    return views
