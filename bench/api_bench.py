@@ -55,9 +55,10 @@ def start_server(args, profiles: str) -> tuple[subprocess.Popen, str]:
     return launch(cmd, port)
 
 
-def launch(cmd: list[str], port: int) -> tuple[subprocess.Popen, str]:
-    """Start ``dasher-rnn serve`` (``cmd``) and wait until it answers on ``port``; (process, base URL)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+def launch(cmd: list[str], port: int, **popen) -> tuple[subprocess.Popen, str]:
+    """Start ``dasher-rnn serve`` (``cmd``, with ``popen``'s further Popen arguments) and wait until it answers on
+    ``port``; (process, base URL)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, **popen)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -37,7 +37,7 @@ import httpx
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 sys.path.insert(0, str(Path(__file__).parent))
-from api_bench import free_port  # noqa: E402  (the API benchmark's own helpers)
+from api_bench import free_port, launch  # noqa: E402  (the API benchmark's own helpers)
 
 TEXT = "I would like a cup of tea and a short walk after dinner. "
 
@@ -52,20 +52,8 @@ def start_serve(model_dir: str, profiles: str, nofile: int, read_timeout: float,
         resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
     log = open(log_path, "wb")  # noqa: SIM115  (the server writes it until it stops)
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, preexec_fn=few_descriptors)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode}")
-        try:
-            if httpx.get(url + "/v1/health", timeout=1).json()["status"] == "ok":
-                return proc, port, log
-        except (httpx.HTTPError, ValueError, KeyError):
-            pass
-        time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit("the server did not start")
+    proc, _ = launch(cmd, port, stderr=log, preexec_fn=few_descriptors)
+    return proc, port, log
 
 
 def closed_by_server(sockets: list[socket.socket], wait: float) -> int:
