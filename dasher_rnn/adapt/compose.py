@@ -199,7 +199,8 @@ def _build_rnn(config: WriterConfig, saved, notice: str | None):
 
     model_dir = Path(config.model_dir or DEFAULT_MODEL_DIR)
     backend = config.backend
-    language = _written_language(model_dir, config.language)
+    checked = read_checked_config(model_dir) if config.language else None  # (config, alphabet), read once
+    language = _written_language(checked[0], config.language) if checked and config.language else None
     # the writing session adapts a copy of the weights; a multilingual model takes the language's initial state
     folder = open_model(model_dir) if _stateful(config) or language else None
     if folder is not None and language:
@@ -225,7 +226,7 @@ def _build_rnn(config: WriterConfig, saved, notice: str | None):
                           else f"serving {model_dir}, which has no ONNX export,")
     source: Backend
     if backend == "onnx" and folder is None:  # a static RNN on onnxruntime reads what it needs itself: no torch load
-        model_config, alphabet = read_checked_config(model_dir)
+        model_config, alphabet = checked or read_checked_config(model_dir)
         source = OnnxBackend(model_dir, config.threads, config=model_config)
     else:
         folder = folder or open_model(model_dir)
@@ -270,14 +271,10 @@ def _torch_reason(config: WriterConfig, folder) -> str:
             "export-onnx --int8` writes)")
 
 
-def _written_language(model_dir: Path, code: str | None) -> str | None:
-    """The language ``code`` when the model in ``model_dir`` is a multilingual one that writes it, else None."""
-    if not code:
-        return None
+def _written_language(model_config: dict, code: str) -> str | None:
+    """The language ``code`` when the model (its ``model_config``) is a multilingual one that writes it, else None."""
     from dasher_rnn.languages import find_language
-    from dasher_rnn.lm.model_io import read_checked_config
 
-    model_config, _ = read_checked_config(model_dir)
     found = find_language(code) or code
     return found if found in (model_config.get("languages") or {}) else None
 
