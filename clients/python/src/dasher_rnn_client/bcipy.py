@@ -93,6 +93,10 @@ class EvidenceReader:
 
     def __init__(self, fold: bool):
         self.fold = fold
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget the evidence read: the next read reads all of its evidence."""
         self.evidence: list[str] = []
         self.pieces: list[str] = []  # the context, one piece per typed symbol (a symbol may lower to two characters)
         self.states: list[_CaseState] = [_START]  # the casing state after each piece
@@ -102,7 +106,7 @@ class EvidenceReader:
         """(the context ``evidence`` spells, how many of its first characters are unchanged since the last read)."""
         evidence = list(evidence)
         if evidence[:len(self.evidence)] != self.evidence:
-            self.__init__(self.fold)  # type: ignore[misc]  # evidence started afresh or was edited: read it all
+            self.clear()  # evidence started afresh or was edited: read it all
         kept = self.length
         for symbol in evidence[len(self.evidence):]:
             if symbol == BACKSPACE_CHAR:
@@ -249,7 +253,7 @@ class DasherRNNLanguageModel:
         context, kept = self._reader.read(evidence)
         outside = [ch for ch in context[kept:] if ch not in self._index]
         if outside:
-            self._reader = EvidenceReader(self._reader.fold)  # nothing of this evidence was taken
+            self._reader.clear()  # nothing of this evidence was taken
             raise InvalidSymbolSetException(f"evidence character {outside[0]!r} is not in the model's alphabet")
         probs = self._path.probs(context, kept)
         mass = [sum(probs[i] for i in ids) if ids else 0.0 for ids in self._columns]
