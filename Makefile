@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: run test test-system test-client install install-dev check-system lint clean
+.PHONY: run test test-system test-client install install-dev check-system lint clean bundle bundle-test
 
 # dasher-rnn depends on the API's client, dasher-rnn-client (clients/python), installed from the checkout with it
 CLIENT := clients/python
@@ -46,7 +46,7 @@ test-system:
 
 # mypy type-checks the core packages named in pyproject.toml ([tool.mypy]); its cache makes a second run quick
 test: install-dev test-system
-	$(VENV)/bin/ruff check dasher_rnn tests bench $(CLIENT)
+	$(VENV)/bin/ruff check dasher_rnn tests bench packaging $(CLIENT)
 	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 	$(CLIENT)/check.sh $(PY)
@@ -56,5 +56,27 @@ test: install-dev test-system
 test-client: install-dev
 	$(CLIENT)/check.sh $(PY)
 
+# The self-contained build (README: "Without Python"): PyInstaller freezes the light install (a venv of its own, no
+# PyTorch) into dist/dasher-rnn, a folder that runs without Python, and packs it as dist/dasher-rnn-VERSION-linux-ARCH.tar.gz
+BUNDLE_VENV := .bundle-venv
+BUNDLE_PIP := $(BUNDLE_VENV)/bin/python -m pip install --disable-pip-version-check -q -c constraints.txt
+$(BUNDLE_VENV)/.installed: pyproject.toml constraints.txt $(CLIENT_SOURCES)
+	$(PYTHON) -m venv $(BUNDLE_VENV)
+	$(BUNDLE_PIP) ./$(CLIENT) . pyinstaller
+	rm -rf $(CLIENT)/build $(CLIENT)/src/*.egg-info build/lib build/bdist.*
+	touch $@
+
+bundle: $(BUNDLE_VENV)/.installed
+	$(BUNDLE_PIP) --no-deps --force-reinstall .  # this checkout's dasher_rnn, as it is now
+	rm -rf build/lib build/bdist.* dasher_rnn.egg-info
+	$(BUNDLE_VENV)/bin/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller \
+		packaging/dasher-rnn.spec
+	tar -czf dist/dasher-rnn-$$($(BUNDLE_VENV)/bin/python -c 'import dasher_rnn; print(dasher_rnn.__version__)')-linux-$$(uname -m).tar.gz \
+		-C dist dasher-rnn
+
+# what a person without Python runs, from a clean environment: eval, simulate, serve, and the window under Xvfb
+bundle-test: bundle
+	$(PYTHON) packaging/smoke_test.py dist/dasher-rnn
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(BUNDLE_VENV) .pytest_cache .ruff_cache .mypy_cache build dist

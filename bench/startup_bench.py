@@ -2,6 +2,7 @@
 
     python bench/startup_bench.py [--runs 5] [--model hybrid] [--model-dir DIR] [--without-torch] [--side-by-side]
         [--python PYTHON]
+    python bench/startup_bench.py --program dist/dasher-rnn/dasher-rnn --program .bundle-venv/bin/dasher-rnn ...
 
 Each run starts a fresh Python process that runs ``dasher-rnn app`` as the command line does (the same
 ``cli.main``), with one addition: an event filter that notices the zoom view's paint events. The child prints
@@ -16,6 +17,10 @@ before anything else (``sys.modules["torch"] = None``), so the app adapts with t
 torch, and the child says whether torch was loaded. ``--side-by-side`` alternates runs with and without torch in one
 run of the script (the figures to compare). ``--python``: the interpreter of the child (another environment, e.g.
 one where torch is not installed at all).
+
+``--program PATH`` (repeatable) times installed programs instead, as a person starts them: ``PATH app
+--exit-after-first-frame``, which prints "first frame" after the first paint of boxes and closes the window (the
+self-contained build of ``make bundle``, an installed ``dasher-rnn``); runs alternate between the programs.
 """
 
 from __future__ import annotations
@@ -103,10 +108,22 @@ def one_run(app_args: list[str], env: dict[str, str], timeout: float, python: st
             "torch_loaded": "torch loaded" in seen, "exit_code": proc.returncode}
 
 
+def program_run(program: str, app_args: list[str], env: dict[str, str], timeout: float, cwd: str) -> dict:
+    """One start of an installed program to its first frame (its own ``--exit-after-first-frame``)."""
+    start = time.perf_counter()
+    done = subprocess.run([program, "app", "--exit-after-first-frame", *app_args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=timeout)
+    if "first frame" not in done.stdout:
+        raise RuntimeError(f"{program} painted no frame (exit {done.returncode}): {done.stderr[-2000:]}")
+    # the time to the line is within a few ms of the time to exit: the window closes right after it
+    return {"first_frame_s": round(time.perf_counter() - start, 3), "exit_code": done.returncode}
+
+
 def summary(runs: list[dict]) -> dict:
-    return {"runs": runs,
-            "median_first_paint_s": round(statistics.median(r["first_paint_s"] for r in runs), 3),
-            "median_first_frame_s": round(statistics.median(r["first_frame_s"] for r in runs), 3)}
+    medians = {"median_first_frame_s": round(statistics.median(r["first_frame_s"] for r in runs), 3)}
+    if all("first_paint_s" in r for r in runs):
+        medians["median_first_paint_s"] = round(statistics.median(r["first_paint_s"] for r in runs), 3)
+    return {"runs": runs, **medians}
 
 
 def main() -> int:
@@ -118,7 +135,11 @@ def main() -> int:
     parser.add_argument("--without-torch", action="store_true", help="the child cannot import torch")
     parser.add_argument("--side-by-side", action="store_true", help="alternate runs with torch and without")
     parser.add_argument("--python", default=sys.executable, help="the child's interpreter")
+    parser.add_argument("--program", action="append", default=[],
+                        help="time this installed program instead (repeatable): a bundle, a venv's dasher-rnn")
     args = parser.parse_args()
+    if args.program:
+        return programs(args)
 
     kinds = [False, True] if args.side_by_side else [args.without_torch]
     runs: dict[bool, list[dict]] = {kind: [] for kind in kinds}
@@ -150,6 +171,28 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
     })
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+def programs(args: argparse.Namespace) -> int:
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    programs = [str(Path(p).resolve()) for p in args.program]
+    runs: dict[str, list[dict]] = {p: [] for p in programs}
+    with tempfile.TemporaryDirectory() as tmp:
+        # a clean environment (a first start of each), offscreen: what the program needs and nothing from this shell
+        env = {"HOME": tmp, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "QT_QPA_PLATFORM": "offscreen",
+               "DASHER_RNN_PROFILES": str(Path(tmp) / "profiles")}
+        app_args = ["--model", args.model, "--settings", str(Path(tmp) / "settings.json")]
+        if args.model_dir:
+            app_args += ["--model-dir", args.model_dir]
+        for _ in range(args.runs):
+            for program in programs:
+                runs[program].append(program_run(program, app_args, env, args.timeout, tmp))
+    report = {"what": "seconds from process start to the app's first painted frame, offscreen",
+              "model": args.model, "programs": {p: summary(r) for p, r in runs.items()},
+              "load_average_before": [round(x, 2) for x in load_before] if load_before else None,
+              "cpus": os.cpu_count()}
     print(json.dumps(report, indent=1))
     return 0
 

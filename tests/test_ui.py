@@ -19,7 +19,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
@@ -416,6 +416,19 @@ def test_run_app_reports_a_model_that_cannot_load(qapp, tmp_path, monkeypatch):
     monkeypatch.setattr(QMessageBox, "critical", lambda *a, **k: shown.append(a))
     assert run_app("rnn", model_dir=tmp_path / "missing", settings_path=tmp_path / "settings.json") == 2
     assert shown and "Could not load" in shown[0][2]
+
+
+def test_run_app_can_exit_after_its_first_frame_of_predictions(qapp, tmp_path, capsys):
+    from dasher_rnn.ui.app import run_app
+
+    # a first start (no settings): the tutorial would open; the check paints the window's boxes and closes it
+    guard = QTimer(singleShot=True, interval=60_000)  # should it never paint: the test fails instead of hanging
+    guard.timeout.connect(qapp.quit)
+    guard.start()
+    assert run_app("ppm", settings_path=tmp_path / "settings.json", exit_after_first_frame=True) == 0
+    guard.stop()
+    assert capsys.readouterr().out == "first frame\n"
+    assert not any(w.isVisible() for w in QApplication.topLevelWidgets())
 
 
 def test_the_text_panel_can_be_hidden_and_shrunk_and_the_canvas_takes_its_place(qtbot, settings_path):

@@ -37,6 +37,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", choices=OUTPUTS,
                    help="direct: also type what you write into the program that has the keyboard focus (this window "
                         "stays on top without taking the focus); panel: only this window. Remembered, as the Output menu")
+    p.add_argument("--exit-after-first-frame", action="store_true",
+                   help='a check that the app works: print "first frame" once the window has painted its first boxes '
+                        "of predictions, then close it (the tutorial of a first start is not opened)")
     p.set_defaults(func=run)
 
 
@@ -70,4 +73,4 @@ def run(args: argparse.Namespace) -> int:
     from dasher_rnn.ui.app import run_app
 
     return run_app(args.model, args.model_dir, args.profile, not args.no_adapt, args.ppm_train, args.settings,
-                   prefs_overrides=overrides)
+                   prefs_overrides=overrides, exit_after_first_frame=args.exit_after_first_frame)

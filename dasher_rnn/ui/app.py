@@ -37,10 +37,12 @@ def _application() -> QApplication:
 
 def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile: str | None = None, adapt: bool = True,
             ppm_train: list[str] | None = None, settings_path: str | Path | None = None,
-            prefs_overrides: dict[str, object] | None = None) -> int:
+            prefs_overrides: dict[str, object] | None = None, exit_after_first_frame: bool = False) -> int:
     """Show the window until it is closed; the exit code (2 when the model cannot be loaded).
 
     ``prefs_overrides`` (from the command line, already checked) replace saved preferences of the same names.
+    ``exit_after_first_frame``: print "first frame" once the window has painted its first boxes (the model loaded
+    and predicting), then close it as a user would (a check that the app works, and start-up's finishing line).
     """
     from dasher_rnn.ui.window import MainWindow
 
@@ -80,7 +82,15 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     window.show_sized_to_screen()
     if profile_notice is not None:
         window.status.set_notice("settings-profile", profile_notice)
-    if not prefs.tutorial_done:  # the first start: learn to steer before writing
+    if exit_after_first_frame:
+        def first_frame() -> None:
+            window.view.frame_painted.disconnect(first_frame)
+            print("first frame", flush=True)
+            QTimer.singleShot(0, window.close)  # after this paint; closing saves as a user's close does
+            QTimer.singleShot(0, app.quit)  # also ends a dialog's own event loop (the tutorial's)
+
+        window.view.frame_painted.connect(first_frame)
+    elif not prefs.tutorial_done:  # the first start: learn to steer before writing
         QTimer.singleShot(0, window.open_tutorial)
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
     # closed); the frame timer gives Python the chance to run the handler. The handler only asks the event loop to

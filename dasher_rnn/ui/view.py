@@ -20,6 +20,7 @@ class DasherView(QWidget):
     """Draws boxes; emits ``clicked`` on a mouse press (the window decides whether that starts writing)."""
 
     clicked = Signal()
+    frame_painted = Signal()  # after each paint of a frame of boxes (`app --exit-after-first-frame` waits for one)
 
     def __init__(self, alphabet: Alphabet, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -92,6 +93,8 @@ class DasherView(QWidget):
                 self._paint_hint(painter)
         finally:
             painter.end()
+        if self.frame is not None:
+            self.frame_painted.emit()
 
     def _paint_hint(self, painter: QPainter) -> None:
         font = painter.font()
