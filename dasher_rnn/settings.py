@@ -40,6 +40,7 @@ from pydantic import (
 from dasher_rnn.files import UnreadableFile, read_bounded, set_aside
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.input.registry import INPUT_NAMES
 from dasher_rnn.zoom.controller import (
     REST_STOP_RANGE,
     REVERSE_SPEED_RANGE,
@@ -53,7 +54,6 @@ log = logging.getLogger(__name__)
 ENV_VAR = "DASHER_RNN_CONFIG"
 FILE_NAME = "settings.json"
 MAX_BYTES = 1 << 20  # a few kilobytes are written: a larger file is not settings
-INPUTS = ("mouse", "gaze-udp", "tobii", "dasher-socket")
 COLOUR_SCHEMES = ("default", "high-contrast")
 OUTPUTS = ("panel", "direct")  # direct: also typed into the program that has the keyboard focus
 FONT_SIZE_RANGE = (6, 96)
@@ -130,7 +130,7 @@ class Preferences(BaseModel):
     language: Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] = "en"  # what is written
     speed_bps: Speed = _ENGINE.speed_bps  # clamped into SPEED_RANGE, not reset
     auto_speed: bool = _ENGINE.auto_speed
-    input: Literal[INPUTS] = "mouse"
+    input: Literal[INPUT_NAMES] = "mouse"  # input/registry.py
     gaze_port: Annotated[int, Field(ge=1, le=65535)] = 5577
     # Dasher's socket input (see dasher_rnn/input/dasher_socket.py): its port, the labels of the x and y lines, and
     # the values that map to the writing area's left and right (x) and top and bottom (y) edges; min = max is

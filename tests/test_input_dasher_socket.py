@@ -250,18 +250,18 @@ def test_the_input_token_preference_and_option(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("kind", ["gaze-udp", "dasher-socket"])
-def test_the_window_opens_its_udp_input_with_the_input_token(kind):
+def test_the_registry_opens_each_udp_input_with_the_input_token(kind):
     from dasher_rnn.input.presets import PRESETS
+    from dasher_rnn.input.registry import open_source
     from dasher_rnn.settings import Preferences
-    from dasher_rnn.ui.gaze_input import open_gaze_source
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
     prefs = Preferences(input_token="k3y", gaze_port=free, socket_port=free)
-    with open_gaze_source(kind, prefs, next(iter(PRESETS.values()))) as src:
+    with open_source(kind, prefs.model_dump(), next(iter(PRESETS.values()))) as src:
         assert "only from senders with the input token" in src.description
-    with open_gaze_source(kind, prefs.model_copy(update={"input_token": ""}), next(iter(PRESETS.values()))) as src:
+    with open_source(kind, prefs.model_copy(update={"input_token": ""}).model_dump(), next(iter(PRESETS.values()))) as src:
         assert "input token" not in src.description
 
 

@@ -9,7 +9,8 @@ from dasher_rnn.cli.options import add_model_choice, input_token, port, socket_l
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from dasher_rnn.settings import INPUTS, OUTPUTS
+    from dasher_rnn.input.registry import INPUTS
+    from dasher_rnn.settings import OUTPUTS
 
     p = sub.add_parser("app", help="the writing window (also what `dasher-rnn` with no command opens)")
     add_model_choice(p)
@@ -17,8 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     inputs = p.add_argument_group("input", "what moves the pointer; these set the preferences of the same names, "
                                            "which are remembered as if chosen in the window")
     inputs.add_argument("--input", choices=INPUTS,
-                        help="mouse; gaze over UDP (a bridge sends gaze points); a Tobii eye tracker; or Dasher's "
-                             "socket input (trackers and bridges written for Dasher)")
+                        help="; ".join(f"{name}: {kind.about}" for name, kind in INPUTS.items()))
     inputs.add_argument("--gaze-port", type=port, help="UDP port of the gaze-udp input (default 5577)")
     inputs.add_argument("--socket-port", type=port, help="UDP port of the dasher-socket input (default 20320)")
     inputs.add_argument("--socket-x-label", type=socket_label, metavar="LABEL",

@@ -66,8 +66,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from dasher_rnn.input.gaze import GazeSample, GazeSourceError
 from dasher_rnn.input.one_euro import OneEuroFilter
@@ -259,3 +260,11 @@ class DasherSocketSource(UDPSource):
         if reading.y is not None:
             self._y = reading.y
         self._push(self._x, self._y, time.monotonic())
+
+
+def open_source(options: Mapping[str, Any], smoothing: OneEuroFilter) -> DasherSocketSource:
+    """The registry's opener (input/registry.py): Dasher's socket input as the options (the preferences) set it up."""
+    return DasherSocketSource(port=options["socket_port"], x_label=options["socket_x_label"], y_label=options["socket_y_label"],
+                              x_range=(options["socket_x_min"], options["socket_x_max"]),
+                              y_range=(options["socket_y_min"], options["socket_y_max"]), smoothing=smoothing,
+                              token=options["input_token"] or None)

@@ -47,6 +47,7 @@ class GazeSource:
     """Base class of gaze sources; see the module docstring."""
 
     label = "Gaze"  # names the source in messages for the user
+    tracked = "the eyes"  # what the tracker loses ("your face" for a head pointer), for lost_reason()
     bad_unit = "datagram"  # what one rejected piece of data is called in problems()
     space = "screen"  # see GazeSample.space
 
@@ -62,6 +63,7 @@ class GazeSource:
         self.rejected = 0  # malformed data (or data whose handling failed), ignored
         self.last_problem: str | None = None  # the newest reason for a rejection, for the status bar
         self._latest: GazeSample | None = None
+        self._lost_at: float | None = None  # time.monotonic() of the newest invalid sample
         self._warned: set[str] = set()
 
     def latest(self) -> GazeSample | None:
@@ -70,6 +72,18 @@ class GazeSource:
         if sample is None or time.monotonic() - sample.received_at > self.stale_after:
             return None
         return sample
+
+    def lost_reason(self) -> str:
+        """Why there is no pointer now, in one line for the status bar; empty while samples arrive."""
+        now = time.monotonic()
+        sample = self._latest
+        if sample is not None and now - sample.received_at <= self.stale_after:
+            return ""
+        if self._lost_at is not None and now - self._lost_at <= self.stale_after:
+            return f"{self.label} lost: the tracker cannot see {self.tracked}"
+        if sample is None:
+            return f"{self.label}: no data yet ({self.description})"
+        return f"{self.label} lost: no data for {now - sample.received_at:.0f} s"
 
     @property
     def description(self) -> str:
@@ -117,6 +131,7 @@ class GazeSource:
 
     def _lost(self) -> None:
         self.lost += 1
+        self._lost_at = time.monotonic()
 
     def _reject(self, kind: str, detail: str) -> None:
         """Count bad data; warn once per kind so a broken bridge cannot flood the log."""

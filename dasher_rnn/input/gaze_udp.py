@@ -35,7 +35,8 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from dasher_rnn.input.gaze import GazeSample
 from dasher_rnn.input.one_euro import OneEuroFilter
@@ -153,3 +154,8 @@ class GazeUDPSource(UDPSource):
             return
         x, y, t = point
         self._push(x, y, time.time() if t is None else t)
+
+
+def open_source(options: Mapping[str, Any], smoothing: OneEuroFilter) -> GazeUDPSource:
+    """The registry's opener (input/registry.py): gaze over UDP on the options' (the preferences') port and input token."""
+    return GazeUDPSource(port=options["gaze_port"], smoothing=smoothing, token=options["input_token"] or None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dasher_rnn.input.gaze import GazeSample, GazeSource, GazeSourceError
@@ -81,3 +81,8 @@ class TobiiSource(GazeSource):
                 self.tracker.unsubscribe_from(self._sdk.EYETRACKER_GAZE_DATA, self._callback)
             except Exception as exc:  # closing must not fail; the tracker may be gone already
                 log.debug("unsubscribing from the Tobii tracker failed: %s", exc)
+
+
+def open_source(options: Mapping[str, Any], smoothing: OneEuroFilter) -> TobiiSource:
+    """The registry's opener (input/registry.py): the first Tobii tracker found."""
+    return TobiiSource(smoothing=smoothing)

@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
 from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.input.registry import INPUTS
 from dasher_rnn.settings import FONT_SIZE_RANGE, LABEL_PX_RANGE
-from dasher_rnn.ui.parts.input import INPUT_LABELS, InputPart
+from dasher_rnn.ui.parts.input import InputPart
 from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import SCHEME_LABELS, LooksPart
 from dasher_rnn.ui.parts.output import OutputPart
@@ -35,7 +36,7 @@ from dasher_rnn.ui.parts.writing import WritingPart
 from dasher_rnn.ui.widgets import DIALOG_STYLE, Choice, Stepper, Toggle, setting_row
 from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, WritingController
 
-INPUT_CHOICES = tuple((name, "Tobii" if name == "tobii" else label) for name, label in INPUT_LABELS.items())
+INPUT_CHOICES = tuple((name, "Tobii" if name == "tobii" else kind.label) for name, kind in INPUTS.items())
 SCHEME_CHOICES = tuple(SCHEME_LABELS.items())
 OUTPUT_CHOICES = (("panel", "This window only"), ("direct", "Type into the focused program"))
 # the languages offered as buttons (each in its own name); any other is chosen with `dasher-rnn app --language CODE`

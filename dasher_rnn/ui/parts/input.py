@@ -13,15 +13,13 @@ from PySide6.QtWidgets import QComboBox
 from dasher_rnn.input.gaze import GazeSource, GazeSourceError
 from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
-from dasher_rnn.ui.gaze_input import GAZE_INPUTS, gaze_to_view, open_gaze_source
+from dasher_rnn.input.registry import INPUTS, open_source
+from dasher_rnn.ui.gaze_input import gaze_to_view
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.widgets import wrap_tip
 from dasher_rnn.zoom.controller import WritingController
-
-INPUT_LABELS = {"mouse": "Mouse", "gaze-udp": "Gaze over UDP", "tobii": "Tobii eye tracker",
-                "dasher-socket": "Dasher socket"}
 
 
 class InputPart(QObject):
@@ -33,8 +31,8 @@ class InputPart(QObject):
         self.controller, self.view, self.keeper, self.notices = controller, view, keeper, notices
         self.gaze: GazeSource | None = None
         self.input_box = QComboBox()
-        for name, label in INPUT_LABELS.items():
-            self.input_box.addItem(label, name)
+        for name, kind in INPUTS.items():
+            self.input_box.addItem(kind.label, name)
         self.input_box.setToolTip("What moves the pointer")
         self.input_box.currentIndexChanged.connect(lambda i: self.set_input(self.input_box.itemData(i)))
         self.preset_box = QComboBox()
@@ -75,19 +73,20 @@ class InputPart(QObject):
         choice, so it is tried again next time.
         """
         self.close()
-        if name not in GAZE_INPUTS:
+        kind = INPUTS.get(name)
+        if kind is None or kind.opener is None:
             name = "mouse"
             self.notices.set_notice("input", "")
         else:
             try:
-                self.gaze = open_gaze_source(name, self.keeper.prefs, self.controller.preset)
+                self.gaze = open_source(name, self.keeper.prefs.model_dump(), self.controller.preset)
             except GazeSourceError as exc:
-                self.notices.set_notice("input", f"{INPUT_LABELS[name]}: {exc}; using the mouse.")
+                self.notices.set_notice("input", f"{kind.label}: {exc}; using the mouse.")
                 name = "mouse"
             else:
                 self.notices.set_notice("input", f"{self.gaze.description}.")
                 if remember and self.controller.preset.name == "mouse":
-                    self.select_preset("eye-tracker")  # clicking to start and fast zooming do not suit gaze
+                    self.select_preset(kind.preset)  # clicking to start and fast zooming do not suit gaze
         self.view.use_mouse = name == "mouse"
         self.view.set_pointer_override(None)
         with QSignalBlocker(self.input_box):
@@ -96,8 +95,11 @@ class InputPart(QObject):
             self.keeper.remember(input=name)
 
     def problems(self) -> str:
-        """What went wrong with the gaze source's data (bad datagrams or lines, a stopped receiver)."""
-        return self.gaze.problems() if self.gaze is not None else ""
+        """Why the source gives no pointer now (lost, silent) and what went wrong with its data (bad datagrams or
+        lines, a stopped receiver), for the status bar."""
+        if self.gaze is None:
+            return ""
+        return "; ".join(part for part in (self.gaze.lost_reason(), self.gaze.problems()) if part)
 
     def pointer_screen(self) -> tuple[tuple[float, float] | None, bool]:
         """(where the pointer is in view pixels, whether it counts as inside the view)."""

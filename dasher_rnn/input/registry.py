@@ -1,0 +1,76 @@
+"""Every input by name, in one place, as Dasher registers its input filters by ID.
+
+An input is one module, registered here by one ``InputKind``: its name (what settings, ``app --input`` and the API
+of the window use), the label people see, its family, the input preset chosen with it, and, for a pointer source
+(gaze, a head pointer, Dasher's socket), the function that opens it: ``"module:function"``, imported only when the
+input is started, so that listing the inputs imports no tracker's library. Adding an input touches its module and
+its line here, not the window: the toolbar, Preferences' Input page, the command line and the settings all list
+``INPUTS``.
+
+An opener takes the options (the app's preferences as a mapping: ``gaze_port``, ``input_token``...; the input
+modules are core and know nothing of the settings model) and the smoothing filter, and returns a running
+``GazeSource``, or raises ``GazeSourceError`` with a message for the user (the extra to install, no tracker).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from dasher_rnn.input.one_euro import OneEuroFilter
+from dasher_rnn.input.presets import Preset
+
+if TYPE_CHECKING:
+    from dasher_rnn.input.gaze import GazeSource
+
+Family = Literal["mouse", "gaze", "head", "switch"]
+
+
+@dataclass(frozen=True)
+class InputKind:
+    name: str
+    label: str  # what the toolbar and Preferences show
+    family: Family
+    preset: str  # the input preset chosen with it when the user picks it (input/presets.py)
+    opener: str | None = None  # "module:function" opening its source; None: the mouse
+    # what it is, in one line for Preferences
+    about: str = ""
+
+    def open(self, options: Mapping[str, Any], smoothing: OneEuroFilter) -> GazeSource:
+        """The running source (GazeSourceError with a message for the user when it cannot start)."""
+        if self.opener is None:
+            raise ValueError(f"the {self.name} input has no source to open")
+        module, function = self.opener.split(":")
+        opener: Callable[[Mapping[str, Any], OneEuroFilter], GazeSource] = getattr(importlib.import_module(module),
+                                                                                     function)
+        return opener(options, smoothing)
+
+
+INPUTS: dict[str, InputKind] = {kind.name: kind for kind in (
+    InputKind("mouse", "Mouse", "mouse", "mouse",
+              about="a mouse, a touchpad, or a head mouse or eye tracker that moves the system pointer"),
+    InputKind("gaze-udp", "Gaze over UDP", "gaze", "eye-tracker", "dasher_rnn.input.gaze_udp:open_source",
+              about="gaze points from a bridge program over UDP (JSON or 'x y' text)"),
+    InputKind("tobii", "Tobii eye tracker", "gaze", "eye-tracker", "dasher_rnn.input.tobii:open_source",
+              about="a Tobii research tracker through the Tobii Pro SDK"),
+    InputKind("dasher-socket", "Dasher socket", "gaze", "eye-tracker", "dasher_rnn.input.dasher_socket:open_source",
+              about="Dasher's socket input: trackers and bridges written for Dasher"),
+)}
+INPUT_NAMES = tuple(INPUTS)
+
+
+def input_kind(name: str) -> InputKind:
+    """The input called ``name``; ValueError naming the known ones otherwise."""
+    try:
+        return INPUTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown input {name!r}; known inputs: {', '.join(INPUTS)}") from None
+
+
+def open_source(name: str, options: Mapping[str, Any], preset: Preset) -> GazeSource:
+    """The running source of the input ``name`` set up from ``options`` (the preferences, ``model_dump()``), smoothed
+    as the preset says; GazeSourceError with a message for the user when it cannot start (ValueError for the mouse,
+    which has none)."""
+    return input_kind(name).open(options, OneEuroFilter(preset.smoothing_min_cutoff, preset.smoothing_beta))
