@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -103,6 +103,9 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        # the last window's close may have posted a quit after exec() had already returned (app.quit above): left
+        # queued, it would end every later event loop of this process at once (a test's waits, a second run_app)
+        QCoreApplication.removePostedEvents(None, QEvent.Type.Quit)
 
 
 def take_screenshot(path: str | Path, text_to_write: str, seconds: float, colour_scheme: str = "default",
