@@ -6,7 +6,7 @@ from dasher_rnn.input.presets import PRESETS, Preset, preset
 
 
 def test_known_presets_are_sensible():
-    assert set(PRESETS) == {"mouse", "eye-tracker", "head-mouse"}
+    assert set(PRESETS) == {"mouse", "eye-tracker", "head-mouse", "switch"}
     for name, p in PRESETS.items():
         assert p.name == name and p.label
         assert 0.1 <= p.speed_bps <= 8.0
@@ -19,6 +19,9 @@ def test_known_presets_are_sensible():
     assert eye.smoothing_min_cutoff < mouse.smoothing_min_cutoff  # stronger smoothing
     assert mouse.start_on_click and not mouse.dwell_start
     assert preset("head-mouse").dwell_seconds == 1.5
+    switch = preset("switch")  # the switch mode steers: nothing starts by a click, a dwell or the pointer leaving
+    assert not (switch.start_on_click or switch.dwell_start or switch.pause_when_outside or switch.auto_speed)
+    assert switch.control_mode
 
 
 def test_presets_are_frozen():
@@ -28,5 +31,5 @@ def test_presets_are_frozen():
 
 
 def test_unknown_preset_lists_known_names():
-    with pytest.raises(ValueError, match="mouse, eye-tracker, head-mouse"):
+    with pytest.raises(ValueError, match="mouse, eye-tracker, head-mouse, switch"):
         preset("joystick")

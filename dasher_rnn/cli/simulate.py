@@ -6,6 +6,10 @@ import argparse
 
 from dasher_rnn.cli.options import CONTROLLER, add_model_choice, config_default
 
+# the switch modes' names, listed here so that the parser needs no import (dasher_rnn.input.switch.SWITCH_MODES;
+# a test checks that they agree)
+SWITCH_MODE_NAMES = ("one-button", "two-button", "scanning", "step-scan")
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simulate", help="a simulated user writes phrases with the real zoom model, offscreen")
@@ -16,7 +20,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_model_choice(p)
     p.add_argument("--speed", type=float, default=config_default(CONTROLLER, "speed_bps"), help="maximum speed, bits/s")
     p.add_argument("--fps", type=float, default=60.0, help="simulated frames per second")
-    p.add_argument("--max-seconds", type=float, default=120.0, help="give up on a phrase after this long")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="give up on a phrase after this long (default: 120, or 600 with a switch --input)")
+    p.add_argument("--input", default="pointer", choices=["pointer", *SWITCH_MODE_NAMES],
+                   help="how the simulated user steers: a pointer, or switches through one of Dasher's button modes "
+                        "(one-button, two-button: dynamic; scanning, step-scan: boxes highlighted in turn)")
+    p.add_argument("--reaction-ms", type=float, default=250.0, help="switch user: mean reaction time, ms")
+    p.add_argument("--reaction-sd-ms", type=float, default=50.0, help="switch user: its standard deviation, ms")
+    p.add_argument("--scan-time", type=float, default=1.0, help="scanning: seconds each box is highlighted")
+    p.add_argument("--seed", type=int, default=0, help="switch user: seed of the press-timing noise")
     p.add_argument("--render", action="store_true", help="also paint every frame offscreen (Qt) and time it")
     p.add_argument("--control", action="store_true",
                    help="control mode: a control box after the letters of every box (on by itself when a phrase names "
@@ -54,22 +66,37 @@ def run(args: argparse.Namespace) -> int:
         if outside:
             raise ValueError(f"{len(outside)} phrases have characters outside alphabet {source.alphabet.name!r}, "
                              f"e.g. {outside[0]!r}")
-        zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed, control=control))
         render = None
         if args.render:
             from dasher_rnn.ui.offscreen import offscreen_renderer
 
             render = offscreen_renderer(source.alphabet)
+        switch = args.input != "pointer"
+        max_seconds = args.max_seconds if args.max_seconds is not None else 600.0 if switch else 120.0
         # the bar goes to stderr: with --json it shows where stderr is a terminal (tqdm's None), so that
         # `simulate --file ... --json` is not silent for minutes, and stays out of a captured stream
         with tqdm(total=len(phrases), unit="phrase", disable=True if args.no_progress else None if args.json else False) as bar:
-            result = simulate(zoom, phrases, fps=args.fps, max_seconds=args.max_seconds, render=render,
-                              progress=bar.update)
+            if switch:
+                from dasher_rnn.input.switch import SwitchConfig, switch_mode
+                from dasher_rnn.zoom.controller import ControllerConfig, WritingController
+                from dasher_rnn.zoom.switch_user import SwitchUserConfig, simulate_switch
+
+                controller = WritingController(source, ControllerConfig(speed_bps=args.speed, auto_speed=False,
+                                                                        control_mode=control))
+                controller.set_switch_mode(switch_mode(args.input, SwitchConfig(scan_s=args.scan_time)))
+                user = SwitchUserConfig(reaction_s=args.reaction_ms / 1000, reaction_sd=args.reaction_sd_ms / 1000,
+                                        seed=args.seed)
+                result = simulate_switch(controller, phrases, fps=args.fps, max_seconds=max_seconds, user=user,
+                                         render=render, progress=bar.update)
+            else:
+                zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed, control=control))
+                result = simulate(zoom, phrases, fps=args.fps, max_seconds=max_seconds, render=render,
+                                  progress=bar.update)
         status = writer.status()
     finally:
         source.close()
-    summary = {"model": args.model, "speed_bps": args.speed, "fps": args.fps, "rendered": args.render,
-               "control_mode": control, **result.summary()}
+    summary = {"model": args.model, "input": args.input, "speed_bps": args.speed, "fps": args.fps,
+               "rendered": args.render, "control_mode": control, **result.summary()}
     if "rnn" in status.learns:
         summary["adaptation"] = {"updates": status.updates, "rollbacks": status.rollbacks, "committed": status.committed}
     if args.json:

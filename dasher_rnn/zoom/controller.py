@@ -17,6 +17,12 @@ Control mode (``control_mode``; on by default for the eye-tracker and head-mouse
 control box after the letters (``zoom/control.py``). The zoom makes an action's text edits itself; the
 controller stops on Stop and keeps a finished message (New message); the front end carries out the rest
 (speak, copy), reading ``Frame.action``.
+
+Switch access (``set_switch_mode``, ``input/switch.py``): with a switch mode set, ``press`` and ``release`` feed it
+the user's switches and ``frame`` steers from it instead of the pointer (which it ignores: no dwell, no pausing
+outside, no rest stop, no pointer auto speed). The mode's own state (stopped, running, reversing) and the
+controller's ``running`` follow each other: a press that starts or stops the mode starts or stops the controller
+(marking a run for ``undo_run``), and ``start``, ``stop`` and the control box's Stop start and stop the mode.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from dasher_rnn.input.auto_speed import AutoSpeedControl
 from dasher_rnn.input.dwell import DwellDetector
 from dasher_rnn.input.presets import PRESETS, Preset, preset
 from dasher_rnn.input.rest import REST_RADIUS, RestDetector
+from dasher_rnn.input.switch import SwitchMode
 from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y
 from dasher_rnn.zoom.model import Frame, Mark, ZoomModel, ZoomSettings
@@ -118,6 +125,7 @@ class WritingController:
         self._message = _Tally()  # how this message is being written
         self.finished_stats: MessageStats | None = None  # how the last finished message was written
         self._run_bits: list[float] = []  # the message's bits at each run's start (beside ``_runs``, for undo_run)
+        self.switch: SwitchMode | None = None  # switch access: the mode that steers instead of the pointer
 
     # -- speeds and preset ------------------------------------------------------------
     @property
@@ -255,8 +263,46 @@ class WritingController:
             frame.add_commits(self.zoom.idle())  # where the model answers at once
         return frame
 
+    # -- switch access --------------------------------------------------------------------
+    def set_switch_mode(self, mode: SwitchMode | None) -> None:
+        """Write with switches through ``mode`` from now on (None: with the pointer again). Writing stops; the
+        user's next press starts it (or ``start``)."""
+        self.stop()
+        self.switch = mode
+        if mode is not None:
+            mode.stop()
+
+    @property
+    def clock(self) -> float:
+        """Seconds of frames so far (the sum of their ``dt``): the time a switch mode is given."""
+        return self._clock
+
+    def press(self, button: int, t: float | None = None) -> None:
+        """Switch ``button`` (0: the first, 1: the second) went down, at ``t`` on the controller's clock (default:
+        now, ``clock``). Ignored without a switch mode."""
+        if self.switch is not None:
+            self.switch.press(button, self._clock if t is None else t)
+            self._follow_switch()
+
+    def release(self, button: int, t: float | None = None) -> None:
+        """Switch ``button`` came up (see ``press``)."""
+        if self.switch is not None:
+            self.switch.release(button, self._clock if t is None else t)
+            self._follow_switch()
+
+    def _follow_switch(self, reason: str = "") -> None:
+        """Start or stop with the switch mode (a press started it or stopped reversing; ``reason`` "switch": the
+        mode stopped by itself, e.g. scanning ran idle)."""
+        assert self.switch is not None
+        if self.switch.running and not self.running:
+            self.start()
+        elif not self.switch.running and self.running:
+            self.stop(reason)
+
     # -- start and stop -----------------------------------------------------------------
     def start(self) -> None:
+        if self.switch is not None and not self.switch.running:
+            self.switch.start(self._clock)
         self.running = True
         self.stopped_because = ""
         self.auto_speed.reset()
@@ -268,17 +314,23 @@ class WritingController:
 
     def stop(self, reason: str = "") -> None:
         """Stop writing; ``reason`` says why when the controller stopped by itself ("outside", "rest",
-        "control": the control box's Stop)."""
+        "control": the control box's Stop, "switch": the switch mode, e.g. scanning ran idle)."""
         self.running = False
         self.stopped_because = reason
+        self.zoom.cancel_zoom()
+        if self.switch is not None:
+            self.switch.stop()
 
     def toggle(self) -> None:
         self.stop() if self.running else self.start()
 
     # -- frames ----------------------------------------------------------------------------
     def frame(self, pointer: tuple[float, float] | None, dt: float) -> Frame:
-        """One frame: ``pointer`` in Dasher coordinates, None when it left the view (or the gaze was lost)."""
+        """One frame: ``pointer`` in Dasher coordinates, None when it left the view (or the gaze was lost). With a
+        switch mode set, the mode steers and ``pointer`` is ignored."""
         self._clock += dt
+        if self.switch is not None:
+            return self._switch_frame(dt)
         if pointer is not None and self.preset.dwell_start and self.dwell.update(pointer[0], pointer[1], self._clock):
             self.toggle()
         if self.running and pointer is None and self._seen_pointer and self.pauses_outside:
@@ -298,7 +350,29 @@ class WritingController:
         x, y = pointer
         if self.auto_speed_enabled and self.preset.auto_speed:
             self.speed_bps = self.auto_speed.update(self.speed_bps, ORIGIN_X - x, y - ORIGIN_Y, dt)
-        frame = self.zoom.step(x, y, dt, self.effective_speed)
+        return self._account(self.zoom.step(x, y, dt, self.effective_speed), dt)
+
+    def _switch_frame(self, dt: float) -> Frame:
+        """A frame steered by the switch mode: its shift and scheduled zoom, then its pointer."""
+        assert self.switch is not None
+        steer = self.switch.update(self._clock, self.effective_speed)
+        self._follow_switch("switch")
+        if not self.running:
+            self._bps *= 0.9
+            return self.zoom.idle()
+        if steer.offset:
+            self.zoom.offset(steer.offset)
+        if steer.zoom_to is not None:
+            self.zoom.schedule_zoom(*steer.zoom_to, self.switch.config.zoom_s)
+        if steer.pointer is None and not self.zoom.zooming:
+            x, y, speed = ORIGIN_X, ORIGIN_Y, 0.0  # nothing to do: held still, but the time counts as writing
+        else:
+            x, y = steer.pointer or (ORIGIN_X, ORIGIN_Y)
+            speed = self.effective_speed
+        return self._account(self.zoom.step(x, y, dt, speed), dt)
+
+    def _account(self, frame: Frame, dt: float) -> Frame:
+        """A writing frame's consequences: a finished message, the control box's Stop, the figures."""
         if frame.finished is not None:  # New message in the control box (the zoom has started the next one)
             self._message_finished(frame.finished)
         if frame.action == Action.STOP:

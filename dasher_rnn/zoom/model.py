@@ -20,6 +20,10 @@ fixed share, whose children are actions of equal size. Control boxes add no char
 an action's box (as a character would be output) reports it in the frame (``Frame.action``), makes the text
 edit it stands for (deletions, with what was learned of the deleted text taken back exactly through the
 source's ``uncommit``; a new message), and starts the view again from the text, filling the screen.
+
+Switch access (``input/switch.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
+(``schedule_zoom``, Dasher's ``ScheduleZoom``) that brings a range of the view to fill it over a set time, followed
+by ``step`` instead of the pointer while it lasts; and a shift of the view (``offset``, Dasher's ``Offset``).
 """
 
 from __future__ import annotations
@@ -107,6 +111,31 @@ class Mark:
 
 
 @dataclass
+class _ScheduledZoom:
+    """A zoom under way (``ZoomModel.schedule_zoom``): the part of the view at its start that fills the view
+    when ``done`` of its time has gone. Its height shrinks geometrically with an eased time (fast, then slowing: Dasher's
+    steps of n, n-1, ... frames), about the point that the whole zoom keeps in place."""
+
+    y1: float
+    y2: float
+    seconds: float
+    done: float = 0.0  # the share of the time gone
+
+    def advance(self, dt: float) -> None:
+        self.done = 1.0 if self.seconds <= 0 else min(self.done + max(dt, 0.0) / self.seconds, 1.0)
+
+    def window(self) -> tuple[float, float]:
+        u = self.done
+        e = u * (2.0 - u)
+        height = self.y2 - self.y1
+        if abs(height - MAX_Y) < 1e-9:  # a shift
+            return self.y1 * e, MAX_Y + self.y1 * e
+        k = (height / MAX_Y) ** e
+        fixed = self.y1 / (1.0 - height / MAX_Y)
+        return fixed - fixed * k, fixed + (MAX_Y - fixed) * k
+
+
+@dataclass
 class ZoomSettings:
     speed_bps: float = 1.0  # the maximum rate of zooming in, bits/s
     reverse_speed: float = 1.0  # zooming out is capped at speed_bps * reverse_speed
@@ -135,6 +164,7 @@ class ZoomModel:
         # from the text becomes a child when reversing past it, and may then be dropped like any child)
         self._started: dict[int, object] = {}
         self.bits_total = 0.0
+        self._schedule: _ScheduledZoom | None = None
         self.reset(context)
 
     def _set_layout(self) -> None:
@@ -175,6 +205,7 @@ class ZoomModel:
         self.text = context  # the text up to the output box: context + what is output now
         self._output_box = self.root
         self._committed = len(context)
+        self._schedule = None
 
     def _new_root(self, context: str) -> Box:
         """A box for the model's context after ``context`` (a message start or a rebuilt parent)."""
@@ -246,6 +277,7 @@ class ZoomModel:
         self.root, self.root_lo, self.root_hi, self.root_text = root, lo, hi, root_text
         self.text = root_text
         self._output_box = root
+        self._schedule = None  # the view starts again: a zoom under way is over
 
     def _reroot(self, text: str, frame: Frame) -> None:
         """Start the view again from ``text`` (a prefix of the text, or the text itself), filling the screen: the
@@ -321,12 +353,42 @@ class ZoomModel:
             self._expanded.add(box)
         return child
 
+    # -- scheduled zooms and shifts (switch access) --------------------------------------------------------
+    def schedule_zoom(self, y1: float, y2: float, seconds: float) -> None:
+        """Zoom so that the range ``y1``..``y2`` of the view now comes to fill the view, over the next ``seconds``
+        of steps (Dasher's ``CDasherModel::ScheduleZoom``, used by its button and click modes; a range larger than
+        the view zooms out). While it lasts, ``step`` follows it instead of the pointer; a new one replaces it.
+        Ranges of less than one unit, or that are not numbers, are ignored."""
+        if not (math.isfinite(y1) and math.isfinite(y2) and math.isfinite(seconds)) or y2 - y1 < 1.0:
+            return
+        self._schedule = _ScheduledZoom(float(y1), float(y2), max(float(seconds), 0.0))
+
+    @property
+    def zooming(self) -> bool:
+        """A scheduled zoom is under way."""
+        return self._schedule is not None
+
+    def cancel_zoom(self) -> None:
+        """Drop a scheduled zoom (Dasher's ``ClearScheduledSteps``: a stop)."""
+        self._schedule = None
+
+    def offset(self, dy: float) -> None:
+        """Shift the view down by ``dy`` Dasher units (up when negative): what was ``dy`` above the crosshair comes
+        to it (Dasher's ``CDasherModel::Offset``, two-button dynamic mode). The next ``step`` moves the root and the
+        output accordingly; at the start of the text the view stays filled, as when zooming."""
+        if math.isfinite(dy):
+            self._set_view(self.root_lo + dy, self.root_hi + dy, 0.0)
+
     # -- one frame -----------------------------------------------------------------------
     def step(self, pointer_x: float, pointer_y: float, dt: float, speed_bps: float | None = None) -> Frame:
-        """Advance ``dt`` seconds with the pointer at Dasher coordinates (``pointer_x`` from the right edge)."""
+        """Advance ``dt`` seconds with the pointer at Dasher coordinates (``pointer_x`` from the right edge); while
+        a scheduled zoom lasts (``schedule_zoom``), along it instead."""
         self._apply_answers()
         frame = Frame()
-        frame.bits = self._zoom(pointer_x, pointer_y, dt, self.config.speed_bps if speed_bps is None else speed_bps)
+        if self._schedule is not None:
+            frame.bits = self._scheduled(dt)
+        else:
+            frame.bits = self._zoom(pointer_x, pointer_y, dt, self.config.speed_bps if speed_bps is None else speed_bps)
         self.bits_total += frame.bits
         self._move_root()
         self._sync_commits(frame)
@@ -356,6 +418,28 @@ class ZoomModel:
             fixed = (ORIGIN_Y - zoom * py) / (1.0 - zoom)
             scale = 2.0**bits
             lo, hi = fixed + scale * (lo - fixed), fixed + scale * (hi - fixed)
+        return self._set_view(lo, hi, bits)
+
+    def _scheduled(self, dt: float) -> float:
+        """One step of the scheduled zoom: the view moves from where the schedule had it to where it has it
+        ``dt`` later (a map of the screen, so it holds whichever box is the root)."""
+        schedule = self._schedule
+        assert schedule is not None
+        a1, a2 = schedule.window()
+        schedule.advance(dt)
+        b1, b2 = schedule.window()
+        if schedule.done >= 1.0:
+            self._schedule = None
+        # the screen point s showed window position a1 + s * (a2 - a1) / MAX_Y, now shown at MAX_Y * (y - b1) / (b2 - b1)
+        scale = (a2 - a1) / (b2 - b1)
+
+        def move(s: float) -> float:
+            return (a1 + s * (a2 - a1) / MAX_Y - b1) * MAX_Y / (b2 - b1)
+
+        return self._set_view(move(self.root_lo), move(self.root_hi), math.log2(scale))
+
+    def _set_view(self, lo: float, hi: float, bits: float) -> float:
+        """Put the root at ``lo``..``hi``, keeping the view filled where it cannot reverse; the bits zoomed."""
         if not self._can_reverse() and (lo > 0 or hi < MAX_Y):
             # at the start of the text (or waiting for the parent's distribution): keep the view filled
             if hi - lo <= MAX_Y:

@@ -65,12 +65,13 @@ def script_result(steps: list[str | Action]) -> str:
     return text
 
 
-def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None) -> tuple[float, float]:
-    """Where a user who wants ``target`` (the whole text, context included), then ``action``'s box in the
-    control box after it, points now."""
+def target_range(zoom: ZoomModel, target: str, action: Action | None = None) -> tuple[float, float] | None:
+    """Where the box a user who wants ``target`` (the whole text, context included), then ``action``'s box in the
+    control box after it, is heading for lies now: the first box on the way that is not yet laid out (or is under
+    one unit high), or the last box of the way. None when the root is off the way: the user must back out."""
     in_control = not zoom.root.is_letter
     if not target.startswith(zoom.root_text) or (in_control and (action is None or target != zoom.root_text)):
-        return REVERSE_X, ORIGIN_Y
+        return None
     box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
     path = [zoom.alphabet.index(ch) for ch in target[len(zoom.root_text) :]]
     if action is not None:
@@ -81,6 +82,16 @@ def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None) -
         if child is None or y2 - y1 < 1.0:
             break
         box = child
+    return y1, y2
+
+
+def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None) -> tuple[float, float]:
+    """Where a user who wants ``target`` (the whole text, context included), then ``action``'s box in the
+    control box after it, points now."""
+    box_range = target_range(zoom, target, action)
+    if box_range is None:
+        return REVERSE_X, ORIGIN_Y
+    y1, y2 = box_range
     centre = min(max((y1 + y2) / 2, VISIBLE_MIN), VISIBLE_MAX)
     return max((y2 - y1) / 2, STEER * abs(centre - ORIGIN_Y), 1.0), centre
 
@@ -109,6 +120,7 @@ class SimulationResult:
     failed: list[str] = field(default_factory=list)
     wrong_actions: int = 0  # control actions that happened though the user aimed elsewhere
     control: bool = False  # control mode was on
+    switch: dict | None = None  # a simulated switch user's figures (``switch_user.py``): presses, corrections
 
     def summary(self) -> dict:
         chars = sum(len(p.phrase) for p in self.phrases)
@@ -126,6 +138,9 @@ class SimulationResult:
                                  "seconds": round(sum(a.seconds for a in costs), 2),
                                  "least_bits_per_action": round(ACTION_BITS, 2), "per_action": per_action,
                                  "wrong_actions": self.wrong_actions}}
+        if self.switch is not None:
+            extra["switch"] = {**self.switch, "presses_per_char": round(self.switch["presses"] / chars, 2) if chars
+                               else 0.0}
         return {
             "phrases": len(self.phrases),
             "failed": len(self.failed),
