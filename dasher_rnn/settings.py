@@ -41,6 +41,8 @@ from dasher_rnn.files import UnreadableFile, read_bounded, set_aside
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUT_NAMES
+from dasher_rnn.input.switch import SwitchConfig
+from dasher_rnn.input.switches import DEFAULT_JOYSTICK, DEFAULT_SWITCH_PORT, SWITCH_SOURCES
 from dasher_rnn.zoom.controller import (
     REST_STOP_RANGE,
     REVERSE_SPEED_RANGE,
@@ -108,6 +110,14 @@ def _clamp_speed(value: float, info: ValidationInfo) -> float:
     return clamped
 
 
+def _switch_timing(name: str) -> AfterValidator:
+    """A switch mode's timing, in the range ``SwitchConfig`` (input/switch.py) gives it."""
+    def check(value: float) -> float:
+        SwitchConfig(**{name: value})
+        return value
+    return AfterValidator(check)
+
+
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_non_blank)]
 Speed = Annotated[float, BeforeValidator(_infinite_if_huge), AfterValidator(_clamp_speed)]
 Label = Annotated[str, AfterValidator(check_label)]  # Dasher's socket input: non-empty, no control characters
@@ -168,6 +178,14 @@ class Preferences(BaseModel):
     # gaze over UDP and Dasher's socket input count only datagrams that carry this shared secret ("": any local
     # program's; see dasher_rnn/input/udp.py and docs/ARCHITECTURE.md, "Who may send input")
     input_token: Annotated[str, Field(max_length=128, pattern=r"^[!-~]*$")] = ""
+    # switch access (the switch inputs: input/switch.py): where presses come from besides the keyboard (Space, Enter)
+    # and the mouse buttons (input/switches.py), and the modes' timing, in seconds
+    switch_source: Literal[SWITCH_SOURCES] = "keys"
+    switch_device: Annotated[str, Field(min_length=1, max_length=200)] = DEFAULT_JOYSTICK  # the game controller
+    switch_port: Annotated[int, Field(ge=1, le=65535)] = DEFAULT_SWITCH_PORT  # the switch socket's UDP port
+    scan_s: Annotated[float, _switch_timing("scan_s")] = SwitchConfig.scan_s  # scanning: each box's turn
+    long_press_s: Annotated[float, _switch_timing("long_press_s")] = SwitchConfig.long_press_s  # held: backs out
+    multi_press_s: Annotated[float, _switch_timing("multi_press_s")] = SwitchConfig.multi_press_s  # double press
 
     @field_validator("*", mode="wrap")
     @classmethod
@@ -202,6 +220,10 @@ class Preferences(BaseModel):
             raise TypeError(f"no such preference: {', '.join(sorted(unknown))}")
         checked = self.model_validate(changes)
         return self.model_copy(update={name: getattr(checked, name) for name in changes})
+
+    def switch_config(self) -> SwitchConfig:
+        """The switch modes' values from these preferences."""
+        return SwitchConfig(scan_s=self.scan_s, long_press_s=self.long_press_s, multi_press_s=self.multi_press_s)
 
     def controller_config(self) -> ControllerConfig:
         """The writing controller's values from these preferences."""

@@ -57,6 +57,16 @@ INPUTS: dict[str, InputKind] = {kind.name: kind for kind in (
               about="a Tobii research tracker through the Tobii Pro SDK"),
     InputKind("dasher-socket", "Dasher socket", "gaze", "eye-tracker", "dasher_rnn.input.dasher_socket:open_source",
               about="Dasher's socket input: trackers and bridges written for Dasher"),
+    # switch access: the mode of the same name in input/switch.py steers; the presses come from the keyboard (Space,
+    # Enter), the mouse buttons, and the switch source of the preferences (input/switches.py)
+    InputKind("one-button", "One switch", "switch", "switch",
+              about="one switch: a press turns the zoom up or down, a double or long press backs out"),
+    InputKind("two-button", "Two switches", "switch", "switch",
+              about="two switches: one moves the boxes up, the other down; a double or long press backs out"),
+    InputKind("scanning", "Scanning (one switch)", "switch", "switch",
+              about="one switch, no timing: boxes are highlighted in turn and a press zooms into the highlighted one"),
+    InputKind("step-scan", "Step scanning (two switches)", "switch", "switch",
+              about="two switches, no timing: one moves the highlight to the next box, the other zooms into it"),
 )}
 INPUT_NAMES = tuple(INPUTS)
 

@@ -30,6 +30,9 @@ from dasher_rnn.input.gaze import GazeSource, GazeSourceError
 from dasher_rnn.input.udp import UDPSource
 
 SWITCHES = 2  # the modes use one or two switches
+# where presses come from besides the window's keys and mouse buttons (which always work): nothing else, a game
+# controller, the switch socket
+SWITCH_SOURCES = ("keys", "controller", "socket")
 MAX_PENDING = 256  # events kept between two frames: a flood cannot grow memory
 DEFAULT_JOYSTICK = "/dev/input/js0"
 DEFAULT_SWITCH_PORT = 5578
@@ -181,3 +184,14 @@ def open_joystick(options: Mapping[str, Any]) -> JoystickSwitches:
 def open_udp(options: Mapping[str, Any]) -> UDPSwitches:
     """The switch socket on the options' port and input token."""
     return UDPSwitches(options.get("switch_port") or DEFAULT_SWITCH_PORT, token=options.get("input_token") or None)
+
+
+def open_switch_source(options: Mapping[str, Any]) -> JoystickSwitches | UDPSwitches | None:
+    """The switch source the options (the preferences' ``switch_source``) name; None for the keys alone.
+    GazeSourceError with a message for the user when it cannot start."""
+    source = options.get("switch_source", "keys")
+    if source == "controller":
+        return open_joystick(options)
+    if source == "socket":
+        return open_udp(options)
+    return None

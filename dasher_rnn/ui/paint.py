@@ -16,6 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
 
 from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.input.switch import SwitchView
 from dasher_rnn.zoom.geometry import Viewport, x_to_screen, y_to_screen
 from dasher_rnn.zoom.model import Frame
 
@@ -318,3 +319,32 @@ def _paint_crosshair(painter: QPainter, p: _Palette, viewport: Viewport, pointer
         painter.drawEllipse(ring)
         painter.setPen(p.ring_fill)
         painter.drawArc(ring, 90 * 16, -int(360 * 16 * min(dwell_progress, 1.0)))  # clockwise from the top
+
+
+_SWITCH_COLOURS = {"default": ("#d01c8b", "#7b3294"), "high-contrast": ("#ffff00", "#00ffff")}  # active, other
+
+
+def paint_switch(painter: QPainter, switch: SwitchView, viewport: Viewport, scheme: str) -> None:
+    """What a switch mode shows over the boxes (input/switch.py's ``SwitchView``): the scanning boxes outlined, the
+    highlighted one bold, the back box as a frame round the view; the dynamic modes' points as marks at the edge
+    the boxes grow from (one-button: where the zoom heads, filled; two-button: the heights a press brings to the
+    crosshair). In Dasher coordinates through the viewport, so right to left mirrors it."""
+    active, other = (QColor(c) for c in _SWITCH_COLOURS.get(scheme, _SWITCH_COLOURS["default"]))
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    thin, bold = max(1.0, viewport.height / 300), max(3.0, viewport.height / 100)
+    for box in switch.boxes:
+        painter.setPen(_pen(active if box.highlighted else other, bold if box.highlighted else thin))
+        if box.back:
+            inset = bold
+            painter.drawRect(QRectF(inset, inset, viewport.width - 2 * inset, viewport.height - 2 * inset))
+            continue
+        left, right = viewport.box_columns(box.y2 - box.y1)
+        painter.drawRect(QRectF(QPointF(left, viewport.screen_y(box.y1)), QPointF(right, viewport.screen_y(box.y2))))
+    size = viewport.height * 0.025
+    for marker in switch.markers:
+        x, y = viewport.to_screen(marker.x, marker.y)
+        colour = active if marker.active else other
+        painter.setPen(_pen(colour, thin))
+        painter.setBrush(QBrush(colour) if marker.active else Qt.BrushStyle.NoBrush)
+        painter.drawEllipse(QPointF(x, y), size, size)
+    painter.setBrush(Qt.BrushStyle.NoBrush)

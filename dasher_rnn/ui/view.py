@@ -11,7 +11,8 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.ui.paint import MIN_LABEL_PX, paint_frame
+from dasher_rnn.input.switch import SwitchView
+from dasher_rnn.ui.paint import MIN_LABEL_PX, paint_frame, paint_switch
 from dasher_rnn.zoom.geometry import Viewport
 from dasher_rnn.zoom.model import Frame
 
@@ -28,6 +29,7 @@ class DasherView(QWidget):
         self.frame: Frame | None = None
         self.scheme = "default"
         self.dwell_progress = 0.0
+        self.switch: SwitchView | None = None  # what a switch mode shows over the boxes (None: no switch mode)
         self.hint = ""  # a line drawn at the top left (right to left: right) while writing is stopped ("click to start")
         self.min_label_px = MIN_LABEL_PX  # boxes smaller than this get no label until they grow
         self._mouse: tuple[float, float] | None = None
@@ -89,6 +91,8 @@ class DasherView(QWidget):
             else:
                 paint_frame(painter, self.frame, self.viewport(), self.alphabet, self.scheme, self.pointer_screen,
                             self.dwell_progress, self.min_label_px)
+                if self.switch is not None:
+                    paint_switch(painter, self.switch, self.viewport(), self.scheme)
             if self.hint:
                 self._paint_hint(painter)
         finally:

@@ -1,7 +1,9 @@
-"""What moves the pointer, and the input preset: the Input and Preset boxes, and the gaze source that runs.
+"""What moves the pointer, and the input preset: the Input and Preset boxes, and the source that runs (a gaze
+source, a head pointer, or the switches of a switch input, ``parts/switches.py``).
 
-The writing part asks ``pointer_screen`` once a frame; a preset chosen here brings its speeds and control mode
-into the controller, and ``preset_chosen`` tells the other parts to show them.
+The writing part asks ``pointer_screen`` once a frame (a switch input hands its presses to the controller then); a
+preset chosen here brings its speeds and control mode into the controller, and ``preset_chosen`` tells the other
+parts to show them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dasher_rnn.input.registry import INPUTS, open_source
 from dasher_rnn.ui.gaze_input import gaze_to_view
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.parts.switches import SwitchPart
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.widgets import wrap_tip
 from dasher_rnn.zoom.controller import WritingController
@@ -30,6 +33,7 @@ class InputPart(QObject):
         super().__init__(parent)
         self.controller, self.view, self.keeper, self.notices = controller, view, keeper, notices
         self.gaze: GazeSource | None = None
+        self.switches = SwitchPart(controller, view, self)
         self.input_box = QComboBox()
         for name, kind in INPUTS.items():
             self.input_box.addItem(kind.label, name)
@@ -74,7 +78,11 @@ class InputPart(QObject):
         """
         self.close()
         kind = INPUTS.get(name)
-        if kind is None or kind.opener is None:
+        if kind is not None and kind.family == "switch":
+            self.notices.set_notice("input", self.switches.start(name, self.keeper.prefs))
+            if remember and self.controller.preset.name != kind.preset:
+                self.select_preset(kind.preset)
+        elif kind is None or kind.opener is None:
             name = "mouse"
             self.notices.set_notice("input", "")
         else:
@@ -85,7 +93,7 @@ class InputPart(QObject):
                 name = "mouse"
             else:
                 self.notices.set_notice("input", f"{self.gaze.description}.")
-                if remember and self.controller.preset.name == "mouse":
+                if remember and self.controller.preset.name in ("mouse", "switch"):
                     self.select_preset(kind.preset)  # clicking to start and fast zooming do not suit gaze
         self.view.use_mouse = name == "mouse"
         self.view.set_pointer_override(None)
@@ -98,11 +106,12 @@ class InputPart(QObject):
         """Why the source gives no pointer now (lost, silent) and what went wrong with its data (bad datagrams or
         lines, a stopped receiver), for the status bar."""
         if self.gaze is None:
-            return ""
+            return self.switches.problems()
         return "; ".join(part for part in (self.gaze.lost_reason(), self.gaze.problems()) if part)
 
     def pointer_screen(self) -> tuple[tuple[float, float] | None, bool]:
         """(where the pointer is in view pixels, whether it counts as inside the view)."""
+        self.switches.tick()  # a switch input: its presses before the frame (the controller then ignores the pointer)
         if self.gaze is not None:
             sample = self.gaze.latest()
             if sample is None:
@@ -116,7 +125,8 @@ class InputPart(QObject):
         return pointer, pointer is not None
 
     def close(self) -> None:
-        """Stop the gaze source, if one runs."""
+        """Stop the gaze source or the switches, if they run."""
+        self.switches.stop()
         gaze, self.gaze = self.gaze, None
         if gaze is not None:
             gaze.close()

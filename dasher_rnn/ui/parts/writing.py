@@ -25,7 +25,7 @@ DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
 STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them every frame is wasted work
 STOP_REASONS = {"outside": "Paused (the pointer left the canvas)", "rest": "Stopped (the pointer rested)",
-                "control": "Stopped (the control box)"}
+                "control": "Stopped (the control box)", "switch": "Stopped (no press for a while)"}
 
 Pointer = Callable[[], tuple[tuple[float, float] | None, bool]]  # (view pixels or None, inside the view)
 
@@ -173,6 +173,8 @@ class WritingPart(QObject):
         why = STOP_REASONS.get(self.controller.stopped_because, "Stopped")
         if running:
             self.view.hint = ""
+        elif self.controller.switch is not None:
+            self.view.hint = f"{why}: press a switch to start"
         elif self.controller.preset.dwell_start:
             self.view.hint = f"{why}: rest the pointer on the crosshair to start"
         else:
