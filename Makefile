@@ -17,9 +17,10 @@ $(VENV)/.installed: pyproject.toml constraints.txt $(CLIENT_SOURCES)
 	rm -rf $(CLIENT)/build $(CLIENT)/src/*.egg-info
 	touch $@
 
-# the tests need PyTorch too (the train extra; constraints.txt pins it)
+# the tests need PyTorch too (the train extra; constraints.txt pins it), and the input extras whose protocols and
+# head pointer they drive (webcam: OpenCV; pupil: ZeroMQ and msgpack)
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) ./$(CLIENT) -e '.[dev,train]'
+	$(PIP) ./$(CLIENT) -e '.[dev,train,webcam,pupil]'
 	rm -rf $(CLIENT)/build $(CLIENT)/src/*.egg-info
 	touch $@
 

@@ -120,6 +120,7 @@ def _switch_timing(name: str) -> AfterValidator:
 
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_non_blank)]
 Speed = Annotated[float, BeforeValidator(_infinite_if_huge), AfterValidator(_clamp_speed)]
+Host = Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-\[\]]+$")]  # a name or an address
 Label = Annotated[str, AfterValidator(check_label)]  # Dasher's socket input: non-empty, no control characters
 SocketValue = Annotated[float, BeforeValidator(_infinite_if_huge), Field(ge=-RANGE_LIMIT, le=RANGE_LIMIT,
                                                                          allow_inf_nan=False)]
@@ -178,6 +179,20 @@ class Preferences(BaseModel):
     # gaze over UDP and Dasher's socket input count only datagrams that carry this shared secret ("": any local
     # program's; see dasher_rnn/input/udp.py and docs/ARCHITECTURE.md, "Who may send input")
     input_token: Annotated[str, Field(max_length=128, pattern=r"^[!-~]*$")] = ""
+    # the open gaze protocols (input/gazepoint.py, optikey_udp.py, pupil_core.py): where their servers are, or where
+    # their datagrams arrive
+    gazepoint_host: Host = "127.0.0.1"  # Gazepoint Control's Open Gaze API server
+    gazepoint_port: Annotated[int, Field(ge=1, le=65535)] = 4242
+    optikey_port: Annotated[int, Field(ge=1, le=65535)] = 6666  # OptiKey's gaze datagrams (STREAM_DATA)
+    pupil_host: Host = "127.0.0.1"  # Pupil Capture's Pupil Remote
+    pupil_port: Annotated[int, Field(ge=1, le=65535)] = 50020
+    pupil_surface: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")] = "screen"
+    # the webcam head pointer (input/webcam.py): the camera (an index or a device path), the gain (1: about 15
+    # degrees of turning reach the screen's edge), the dead zone in degrees, and a camera that mirrors its image
+    webcam_camera: Annotated[str, Field(min_length=1, max_length=200)] = "0"
+    webcam_gain: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded((0.2, 5.0))] = 1.0
+    webcam_dead_zone: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded((0.0, 10.0))] = 1.5
+    webcam_mirrored: bool = False
     # switch access (the switch inputs: input/switch.py): where presses come from besides the keyboard (Space, Enter)
     # and the mouse buttons (input/switches.py), and the modes' timing, in seconds
     switch_source: Literal[SWITCH_SOURCES] = "keys"

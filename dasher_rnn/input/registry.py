@@ -57,6 +57,16 @@ INPUTS: dict[str, InputKind] = {kind.name: kind for kind in (
               about="a Tobii research tracker through the Tobii Pro SDK"),
     InputKind("dasher-socket", "Dasher socket", "gaze", "eye-tracker", "dasher_rnn.input.dasher_socket:open_source",
               about="Dasher's socket input: trackers and bridges written for Dasher"),
+    InputKind("gazepoint", "Gazepoint", "gaze", "eye-tracker", "dasher_rnn.input.gazepoint:open_source",
+              about="a Gazepoint tracker (GP3, GP3 HD) through Gazepoint Control's Open Gaze API (TCP, port 4242)"),
+    InputKind("optikey", "OptiKey gaze (UDP)", "gaze", "eye-tracker", "dasher_rnn.input.optikey_udp:open_source",
+              about="gaze datagrams in OptiKey's format (STREAM_DATA, screen pixels, UDP port 6666): trackers and "
+                    "bridges written for OptiKey"),
+    InputKind("pupil", "Pupil Core", "gaze", "eye-tracker", "dasher_rnn.input.pupil_core:open_source",
+              about="a Pupil Core headset through Pupil Capture's network API, gaze on a screen surface (the pupil "
+                    "extra)"),
+    InputKind("head-pointer", "Head pointer (webcam)", "head", "head-mouse", "dasher_rnn.input.webcam:open_source",
+              about="a webcam follows your head: turn or tilt it to steer, rest to start and stop (the webcam extra)"),
     # switch access: the mode of the same name in input/switch.py steers; the presses come from the keyboard (Space,
     # Enter), the mouse buttons, and the switch source of the preferences (input/switches.py)
     InputKind("one-button", "One switch", "switch", "switch",

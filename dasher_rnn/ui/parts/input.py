@@ -87,7 +87,7 @@ class InputPart(QObject):
             self.notices.set_notice("input", "")
         else:
             try:
-                self.gaze = open_source(name, self.keeper.prefs.model_dump(), self.controller.preset)
+                self.gaze = open_source(name, self._options(), self.controller.preset)
             except GazeSourceError as exc:
                 self.notices.set_notice("input", f"{kind.label}: {exc}; using the mouse.")
                 name = "mouse"
@@ -101,6 +101,17 @@ class InputPart(QObject):
             self.input_box.setCurrentIndex(max(0, self.input_box.findData(name)))
         if remember:
             self.keeper.remember(input=name)
+
+    def _options(self) -> dict[str, object]:
+        """What an input's opener is given: the preferences, and the screen the window is on in physical pixels
+        (the size of the screen whose pixels a tracker such as OptiKey's bridges sends)."""
+        options: dict[str, object] = self.keeper.prefs.model_dump()
+        screen = self.view.screen()
+        if screen is not None:
+            geometry, ratio = screen.geometry(), screen.devicePixelRatio()
+            options["screen_size"] = (max(1, round(geometry.width() * ratio)), max(1, round(geometry.height() * ratio)))
+            options["screen_origin"] = (round(geometry.x() * ratio), round(geometry.y() * ratio))
+        return options
 
     def problems(self) -> str:
         """Why the source gives no pointer now (lost, silent) and what went wrong with its data (bad datagrams or
