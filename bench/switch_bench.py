@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from dasher_rnn.input.presets import preset
+
 ROOT = Path(__file__).resolve().parents[1]
 PHRASES = [root / "shared" / "corpora" / "eval" / "mackenzie_phrases.txt" for root in (ROOT, ROOT.parent)]
 PPM_TRAIN = [root / "shared" / "corpora" / "dasher" / "training_english_GB.txt" for root in (ROOT, ROOT.parent)]
@@ -100,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lines", type=int, default=50, help="the first N phrases")
     p.add_argument("--fps", type=float, default=30.0)
-    p.add_argument("--speed", type=float, default=1.5, help="the dynamic modes' speed, bits/s (the mouse preset's)")
+    p.add_argument("--speed", type=float, default=preset("switch").speed_bps,
+                   help="the dynamic modes' speed, bits/s (default: the switch preset's, what the app starts with)")
     p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     p.add_argument("--results", type=Path, default=None, help="also write the table to this results file")

@@ -20,6 +20,7 @@ import json
 import logging
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -110,6 +111,16 @@ def _clamp_speed(value: float, info: ValidationInfo) -> float:
     return clamped
 
 
+_HOST = re.compile(r"[A-Za-z0-9.:-]{1,253}")
+
+
+def _host(value: str) -> str:
+    """A host name or an IP address (v4 or v6), where a tracker's server runs."""
+    if not _HOST.fullmatch(value):
+        raise ValueError(f"{value[:40]!r} is not a host name or an IP address")
+    return value
+
+
 def _switch_timing(name: str) -> AfterValidator:
     """A switch mode's timing, in the range ``SwitchConfig`` (input/switch.py) gives it."""
     def check(value: float) -> float:
@@ -120,7 +131,7 @@ def _switch_timing(name: str) -> AfterValidator:
 
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_non_blank)]
 Speed = Annotated[float, BeforeValidator(_infinite_if_huge), AfterValidator(_clamp_speed)]
-Host = Annotated[str, Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-\[\]]+$")]  # a name or an address
+Host = Annotated[str, AfterValidator(_host)]
 Label = Annotated[str, AfterValidator(check_label)]  # Dasher's socket input: non-empty, no control characters
 SocketValue = Annotated[float, BeforeValidator(_infinite_if_huge), Field(ge=-RANGE_LIMIT, le=RANGE_LIMIT,
                                                                          allow_inf_nan=False)]

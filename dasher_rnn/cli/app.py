@@ -10,6 +10,7 @@ from dasher_rnn.cli.options import add_model_choice, input_token, port, socket_l
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from dasher_rnn.input.registry import INPUTS
+    from dasher_rnn.input.switches import SWITCH_SOURCES
     from dasher_rnn.settings import OUTPUTS
 
     p = sub.add_parser("app", help="the writing window (also what `dasher-rnn` with no command opens)")
@@ -34,6 +35,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              '"token" key in gaze JSON, a line "token TOKEN" in socket input), so that no other '
                              'program on this machine can steer or type; "" accepts every local sender again '
                              "(the default, as Dasher does)")
+    inputs.add_argument("--gazepoint-host", metavar="HOST", help="gazepoint: where Gazepoint Control runs (default 127.0.0.1)")
+    inputs.add_argument("--gazepoint-port", type=port, help="gazepoint: its Open Gaze API port (default 4242)")
+    inputs.add_argument("--optikey-port", type=port, help="optikey: UDP port of OptiKey-format gaze (default 6666)")
+    inputs.add_argument("--pupil-host", metavar="HOST", help="pupil: where Pupil Capture runs (default 127.0.0.1)")
+    inputs.add_argument("--pupil-port", type=port, help="pupil: Pupil Remote's port (default 50020)")
+    inputs.add_argument("--pupil-surface", metavar="NAME", help="pupil: the Surface Tracker's surface on the screen "
+                                                                "(default: screen)")
+    inputs.add_argument("--webcam-camera", metavar="CAMERA", help="head-pointer: the camera, an index or a device "
+                                                                  "path (default 0)")
+    inputs.add_argument("--switch-source", choices=SWITCH_SOURCES,
+                        help="the switch inputs: where presses come from besides Space, Enter and the mouse buttons "
+                             "(keys: nothing else; controller: a game controller; socket: the switch socket)")
+    inputs.add_argument("--switch-device", metavar="PATH", help="switch-source controller: its device (default "
+                                                                 "/dev/input/js0)")
+    inputs.add_argument("--switch-port", type=port, help="switch-source socket: its UDP port (default 5578)")
+    inputs.add_argument("--scan-time", dest="scan_s", type=float, metavar="SECONDS",
+                        help="scanning: how long each box is highlighted (default 1)")
     p.add_argument("--output", choices=OUTPUTS,
                    help="direct: also type what you write into the program that has the keyboard focus (this window "
                         "stays on top without taking the focus); panel: only this window. Remembered, as the Output menu")
@@ -43,29 +61,42 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _app_input_prefs(args: argparse.Namespace) -> dict[str, object]:
-    """The input preferences given on the command line (ValueError for an unusable range)."""
-    from dasher_rnn.input.dasher_socket import check_range
+INPUT_PREFS = ("input", "gaze_port", "socket_port", "socket_x_label", "socket_y_label", "input_token",
+               "gazepoint_host", "gazepoint_port", "optikey_port", "pupil_host", "pupil_port", "pupil_surface",
+               "webcam_camera", "switch_source", "switch_device", "switch_port", "scan_s")
 
-    prefs: dict[str, object] = {name: getattr(args, name) for name in
-                                ("input", "gaze_port", "socket_port", "socket_x_label", "socket_y_label",
-                                 "input_token")
-                                if getattr(args, name) is not None}
+
+def _app_input_prefs(args: argparse.Namespace) -> dict[str, object]:
+    """The input preferences given on the command line, checked as the preferences check them (ValueError saying
+    which is unusable)."""
+    from pydantic import ValidationError
+
+    from dasher_rnn.input.dasher_socket import check_range
+    from dasher_rnn.settings import Preferences
+
+    prefs: dict[str, object] = {name: getattr(args, name) for name in INPUT_PREFS if getattr(args, name) is not None}
     for axis in ("x", "y"):
         given = getattr(args, f"socket_{axis}_range")
         if given is not None:
             prefs[f"socket_{axis}_min"], prefs[f"socket_{axis}_max"] = check_range(*given, axis=axis)
+    try:
+        Preferences().updated(**prefs)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else "a preference"
+        flag = "scan-time" if name == "scan_s" else name.replace("_", "-")
+        raise ValueError(f"--{flag}: {error['msg'].removeprefix('Value error, ')}") from None
     return prefs
 
 
 def run(args: argparse.Namespace) -> int:
     from dasher_rnn.ui.preflight import app_problem
 
+    overrides = _app_input_prefs(args)  # a bad option is said first, display or not
     problem = app_problem()  # before Qt, which would abort (exit 134) without a display or its libraries
     if problem is not None:
         print(f"dasher-rnn: {problem}", file=sys.stderr)
         return 1
-    overrides = _app_input_prefs(args)
     if args.output is not None:
         overrides["output"] = args.output
     if args.language is not None:

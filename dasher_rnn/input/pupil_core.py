@@ -1,7 +1,8 @@
 """Gaze points from a Pupil Core headset through Pupil Capture's network API (Pupil Remote, ZeroMQ and msgpack).
 
-Needs the optional packages ``pyzmq`` and ``msgpack`` (``pip install pyzmq msgpack``); they are imported only when a
-PupilCoreSource is made, and without them it raises GazeSourceError with that one line, so the app runs without them.
+Needs the optional packages ``pyzmq`` and ``msgpack`` (the ``pupil`` extra: ``pip install 'dasher-rnn[pupil]'``); they
+are imported only when a PupilCoreSource is made, and without them it raises GazeSourceError with that one line, so
+the app runs without them.
 
 A head-mounted tracker sees the world through its scene camera, not the screen: Pupil Capture maps gaze onto the
 screen with its **Surface Tracker** plugin, which finds AprilTag markers shown at the screen's corners and publishes
@@ -66,7 +67,7 @@ def _import_libraries() -> tuple[Any, Any]:
     except ImportError as exc:
         raise GazeSourceError(
             f"the Pupil Capture input needs pyzmq and msgpack, not installed for this Python "
-            f"({sys.version_info[0]}.{sys.version_info[1]}): pip install pyzmq msgpack") from exc
+            f"({sys.version_info[0]}.{sys.version_info[1]}): pip install 'dasher-rnn[pupil]'") from exc
     return zmq, msgpack
 
 
