@@ -18,7 +18,8 @@ previous version is tried; a bad count or step scale in ``profile.json`` is rese
 parts and the record of progress stay, and ``LoadedProfile.notices`` says what was lost, if anything.
 
 Beside the parts, ``progress.jsonl`` (``adapt/progress.py``) records how each message was written; it is
-appended to by the app, not versioned, and goes with the profile on export and import.
+appended to by the app, not versioned, and goes with the profile on export and import; so do the quick phrases
+(``phrases.json``, ``adapt/phrases.py``).
 
 Format 1 (before parts: ``weights_file`` and an unversioned ``ppm.safetensors``) is read and becomes
 format 2 at the next save. The profiles folder is the platformdirs user data folder, overridable by
@@ -43,6 +44,7 @@ import platformdirs
 from filelock import FileLock, Timeout
 
 from dasher_rnn import __version__
+from dasher_rnn.adapt.phrases import copy_phrases
 from dasher_rnn.files import BROKEN, MiB, atomic_write, is_temporary, read_bounded, set_aside
 
 log = logging.getLogger(__name__)
@@ -310,6 +312,7 @@ class ProfileStore:
         for key in ("weights_file", "weights_sha256"):
             record.pop(key, None)
         _copy_progress(self.path(name), out)
+        copy_phrases(self.path(name), out)
         atomic_write(out / PROFILE_FILE, (json.dumps(record, indent=2) + "\n").encode(), private=True)
         return out
 
@@ -335,6 +338,7 @@ class ProfileStore:
             folder = self.save(name, parts, info, info.get("base_model_hash"))
             if records is not None:
                 _write_progress(folder, records)
+            copy_phrases(source, folder)
             return folder
         finally:
             lock.release()

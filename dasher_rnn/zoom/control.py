@@ -28,17 +28,24 @@ class Action(StrEnum):
     SPEAK_SENTENCE = "speak-sentence"  # its last sentence
     COPY = "copy"  # all the text
     NEW_MESSAGE = "new-message"
+    PHRASE = "phrase"  # a quick phrase (adapt/phrases.py): its text is written into the message
 
 
 @dataclass(frozen=True)
 class ControlItem:
-    """One box of the control mode: the control box itself (``action`` None) or one of its actions."""
+    """One box of the control mode: the control box itself or the quick phrases' box (``action`` None: they have
+    children), or one of the actions (a quick phrase: ``Action.PHRASE`` with its ``text``)."""
 
     label: str
     action: Action | None = None
+    text: str = ""  # what a quick phrase writes
 
 
 CONTROL_BOX = ControlItem("Control")
+# the last box of the control box: its children are the quick phrases, each sized by how often it was used
+PHRASES_BOX = ControlItem("Phrases")
+NO_PHRASES = ControlItem("No phrases yet", Action.LETTERS)  # what the phrases' box holds while there are none
+PHRASE_LABEL = 40  # characters of a phrase shown on its box
 # top to bottom in the control box; each takes 1/len of it
 CONTROL_ITEMS: tuple[ControlItem, ...] = (
     ControlItem("Letters", Action.LETTERS),
@@ -50,12 +57,20 @@ CONTROL_ITEMS: tuple[ControlItem, ...] = (
     ControlItem("Speak sentence", Action.SPEAK_SENTENCE),
     ControlItem("Copy", Action.COPY),
     ControlItem("New message", Action.NEW_MESSAGE),
+    PHRASES_BOX,
 )
-ACTION_INDEX = {item.action: i for i, item in enumerate(CONTROL_ITEMS)}
+ACTION_INDEX = {item.action: i for i, item in enumerate(CONTROL_ITEMS) if item.action is not None}
+PHRASES_INDEX = CONTROL_ITEMS.index(PHRASES_BOX)
 DELETIONS = (Action.DELETE_CHAR, Action.DELETE_WORD, Action.DELETE_SENTENCE)
 # what an action costs at least, from the letter box it is entered from: the control box's share, then one of
 # the equal children
 ACTION_BITS = -math.log2(CONTROL_SHARE / len(CONTROL_ITEMS))
+
+def phrase_item(text: str) -> ControlItem:
+    """A quick phrase's box: it writes ``text``; its label is the start of the text."""
+    label = text if len(text) <= PHRASE_LABEL else text[: PHRASE_LABEL - 1].rstrip() + "…"
+    return ControlItem(label, Action.PHRASE, text)
+
 
 _SENTENCE_END = re.compile(r"[.!?\n][\"')\]]*\s+")
 

@@ -19,7 +19,9 @@ Control mode (``ZoomSettings.control``, see ``control.py``): every letter box en
 fixed share, whose children are actions of equal size. Control boxes add no character to the text. Entering
 an action's box (as a character would be output) reports it in the frame (``Frame.action``), makes the text
 edit it stands for (deletions, with what was learned of the deleted text taken back exactly through the
-source's ``uncommit``; a new message), and starts the view again from the text, filling the screen.
+source's ``uncommit``; a new message), and starts the view again from the text, filling the screen. The control
+box's last box holds the quick phrases (``set_phrases``), each sized by its uses: entering one writes its text into
+the message as if it had been written (typed, then learned as the view moves on), and says so in ``Frame.phrase``.
 
 Switch access (``input/switch.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
 (``schedule_zoom``, Dasher's ``ScheduleZoom``) that brings a range of the view to fill it over a set time, followed
@@ -37,7 +39,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dasher_rnn.lm.protocol import DASHER_TOTAL
-from dasher_rnn.zoom.control import CONTROL_BOX, CONTROL_ITEMS, CONTROL_SHARE, DELETIONS, Action, ControlItem, deletion
+from dasher_rnn.zoom.control import (
+    CONTROL_BOX,
+    CONTROL_ITEMS,
+    CONTROL_SHARE,
+    DELETIONS,
+    NO_PHRASES,
+    PHRASES_BOX,
+    Action,
+    ControlItem,
+    deletion,
+    phrase_item,
+)
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
 from dasher_rnn.zoom.sources import PredictionSource, uniform_counts
 
@@ -87,6 +100,7 @@ class Frame:
     action: Action | None = None  # control mode: the action whose box the crosshair entered (already applied
     # to the text); the front end carries out the rest (stop, speak, copy)
     finished: str | None = None  # a message was finished in this frame (the control box's New message): its output
+    phrase: str | None = None  # a quick phrase was written in this frame (the control box's Phrases): its text
 
     def add_commits(self, later: Frame) -> None:
         """Fold a later frame's commits into this one, so a front end that mirrors the commits sees both."""
@@ -155,6 +169,8 @@ class ZoomModel:
         self.control_symbol = self.n  # the control box's index among a letter box's children
         k = len(CONTROL_ITEMS)
         self._control_cum = np.arange(k + 1, dtype=np.float64) * (DASHER_TOTAL / k)  # equal children
+        self._phrase_items: tuple[ControlItem, ...] = (NO_PHRASES,)
+        self._phrases_cum = np.array([0.0, DASHER_TOTAL])
         self._set_layout()
         self._inbox: deque[tuple[Box, np.ndarray | None]] = deque()  # None: the request failed
         self._order = itertools.count()
@@ -190,6 +206,23 @@ class ZoomModel:
             self._reroot(self.text, frame)
             frame.boxes = self._walk()
         return frame
+
+    def set_phrases(self, phrases: list[tuple[str, int]]) -> None:
+        """The quick phrases in the control box's Phrases box, each ``(text, uses)``, sized by ``uses + 1``; a
+        phrase with a character outside the alphabet is left out (phrases are folded onto it when stored)."""
+        usable = [(text, max(int(uses), 0)) for text, uses in phrases
+                  if text and all(ch in self.alphabet for ch in text)]
+        self._phrase_items = tuple(phrase_item(text) for text, _ in usable) or (NO_PHRASES,)
+        weights = np.array([uses + 1.0 for _, uses in usable] or [1.0])
+        cum = np.zeros(len(weights) + 1)
+        np.cumsum(weights, out=cum[1:])
+        self._phrases_cum = cum * (DASHER_TOTAL / cum[-1])
+        for box in [b for b in self._expanded if b.item is PHRASES_BOX]:
+            self._drop_children(box, keep=None)  # laid out again from the new list
+
+    def phrase_index(self, text: str) -> int | None:
+        """Where the quick phrase ``text`` is in the Phrases box (None: not there)."""
+        return next((i for i, item in enumerate(self._phrase_items) if item.text == text and text), None)
 
     # -- message --------------------------------------------------------------------
     def reset(self, context: str = "") -> None:
@@ -287,15 +320,23 @@ class ZoomModel:
         self._sync_commits(frame)
 
     # -- control mode -------------------------------------------------------------------
-    def _act(self, action: Action, frame: Frame) -> None:
-        """The crosshair entered ``action``'s box: make its text edit, report it, and start again from the text."""
+    def _act(self, item: ControlItem, frame: Frame) -> None:
+        """The crosshair entered ``item``'s box: make its text edit, report it, and start again from the text."""
+        action = item.action
         frame.action = action
         if action == Action.NEW_MESSAGE:
             frame.finished = self.output
             self.finish_message()
             return
         text = self.text
-        if action in DELETIONS:
+        if action == Action.PHRASE:
+            written = item.text
+            if self.output and not self.output[-1].isspace() and " " in self.alphabet:
+                written = " " + written  # a word of its own
+            frame.typed += written
+            frame.phrase = item.text
+            text += written
+        elif action in DELETIONS:
             cut = deletion(self.output, action)  # never into the starting context
             frame.deleted += cut
             text = text[: len(text) - cut]
@@ -326,6 +367,8 @@ class ZoomModel:
 
     def layout(self, box: Box) -> np.ndarray:
         """Cumulative child boundaries of ``box`` in 65536ths (the fallback until the model answers)."""
+        if box.item is PHRASES_BOX:
+            return self._phrases_cum
         return box.cum if box.cum is not None else self._fallback_cum
 
     def child_range(self, box: Box, y1: float, y2: float, symbol: int) -> tuple[float, float]:
@@ -343,7 +386,9 @@ class ZoomModel:
     def _child(self, box: Box, symbol: int) -> Box:
         child = box.children.get(symbol)
         if child is None:
-            if box.item is not None:  # an action of the control box: a leaf
+            if box.item is PHRASES_BOX:  # a quick phrase: a leaf
+                child = Box(symbol, box.depth, box, None, requested=True, item=self._phrase_items[symbol])
+            elif box.item is not None:  # in the control box: an action (a leaf) or the quick phrases' box
                 child = Box(symbol, box.depth, box, None, requested=True, item=CONTROL_ITEMS[symbol])
             elif symbol == self.control_symbol:  # the control box after the letters: equal children, no model
                 child = Box(symbol, box.depth, box, None, self._control_cum, requested=True, item=CONTROL_BOX)
@@ -604,6 +649,6 @@ class ZoomModel:
         frame.deleted += len(self.text) - common
         frame.typed += text[common:]
         self.text = text
-        if box.action is not None:
-            self._act(box.action, frame)
+        if box.item is not None and box.action is not None:
+            self._act(box.item, frame)
             frame.boxes = self._walk()  # the view as it starts again

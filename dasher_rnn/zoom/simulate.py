@@ -25,7 +25,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dasher_rnn.zoom.control import ACTION_BITS, ACTION_INDEX, DELETIONS, Action, deletion
+from dasher_rnn.zoom.control import (
+    ACTION_BITS,
+    ACTION_INDEX,
+    CONTROL_BOX,
+    DELETIONS,
+    PHRASES_BOX,
+    PHRASES_INDEX,
+    Action,
+    deletion,
+)
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
 from dasher_rnn.zoom.model import Frame, ZoomModel
 
@@ -65,30 +74,53 @@ def script_result(steps: list[str | Action]) -> str:
     return text
 
 
-def target_range(zoom: ZoomModel, target: str, action: Action | None = None) -> tuple[float, float] | None:
+def control_path(zoom: ZoomModel, action: Action, phrase: str | None = None) -> list[int] | None:
+    """The boxes from a letter box to ``action``'s (a quick phrase: ``phrase``'s, in the Phrases box), less those
+    the root is already in; None when the phrase is not in the zoom's list."""
+    if action == Action.PHRASE:
+        index = zoom.phrase_index(phrase or "")
+        if index is None:
+            return None
+        path = [zoom.control_symbol, PHRASES_INDEX, index]
+    else:
+        path = [zoom.control_symbol, ACTION_INDEX[action]]
+    depth = {None: 0, CONTROL_BOX: 1, PHRASES_BOX: 2}.get(zoom.root.item, len(path))
+    return path[depth:]
+
+
+def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
+                 phrase: str | None = None) -> tuple[float, float] | None:
     """Where the box a user who wants ``target`` (the whole text, context included), then ``action``'s box in the
-    control box after it, is heading for lies now: the first box on the way that is not yet laid out (or is under
-    one unit high), or the last box of the way. None when the root is off the way: the user must back out."""
+    control box after it (a quick phrase: ``phrase``'s), is heading for lies now: the first box on the way that is
+    not yet laid out (or is under one unit high), or the last box of the way. None when the root is off the way:
+    the user must back out."""
     in_control = not zoom.root.is_letter
     if not target.startswith(zoom.root_text) or (in_control and (action is None or target != zoom.root_text)):
         return None
     box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
     path = [zoom.alphabet.index(ch) for ch in target[len(zoom.root_text) :]]
     if action is not None:
-        path += [ACTION_INDEX[action]] if in_control else [zoom.control_symbol, ACTION_INDEX[action]]
+        rest = control_path(zoom, action, phrase)
+        if rest is None or (zoom.root.item is PHRASES_BOX and action != Action.PHRASE):
+            return None  # no such phrase, or among the phrases when another action is wanted: back out
+        path += rest
     for sym in path:
         y1, y2 = zoom.child_range(box, y1, y2, sym)
         child = box.children.get(sym)
         if child is None or y2 - y1 < 1.0:
             break
+        if child.item is PHRASES_BOX and not y1 < ORIGIN_Y < y2:
+            break  # into the phrases' box first, then to the phrase: a small phrase beside New message is aimed at
+            # only from inside, so that the crosshair never passes through an action on the way
         box = child
     return y1, y2
 
 
-def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None) -> tuple[float, float]:
+def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None,
+                   phrase: str | None = None) -> tuple[float, float]:
     """Where a user who wants ``target`` (the whole text, context included), then ``action``'s box in the
-    control box after it, points now."""
-    box_range = target_range(zoom, target, action)
+    control box after it (a quick phrase: ``phrase``'s), points now."""
+    box_range = target_range(zoom, target, action, phrase)
     if box_range is None:
         return REVERSE_X, ORIGIN_Y
     y1, y2 = box_range
