@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from dasher_rnn.cli.options import DYNAMIC_EVAL, add_language, add_profiles_dir, config_default
+
+if TYPE_CHECKING:
+    from dasher_rnn.adapt.compose import WriterConfig
+    from dasher_rnn.adapt.writer import Writer
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -82,12 +87,38 @@ def run(args: argparse.Namespace) -> int:
                             adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors,
                             progress=False if args.json else None, symbols=args.symbols,
                             fold_case=args.fold_case)
-    report["settings"] = {"model": description, "adaptive": adaptive, "floor": args.floor, "symbols": args.symbols,
-                          "fold_case": args.fold_case}
+    model, mode = model_and_mode(first, config, adaptive)
+    report["settings"] = {"model": description, "mode": mode, "adaptive": adaptive, "floor": args.floor,
+                          "symbols": args.symbols, "fold_case": args.fold_case}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{description}, {'adaptive' if adaptive else 'static'}, floor {args.floor}"
-              + (f", symbols {args.symbols!r}" if args.symbols else "") + (", case folded" if args.fold_case else ""))
+        print(f"model: {model}")
+        print(f"mode: {mode}; floor {args.floor}" + (f"; symbols {args.symbols!r}" if args.symbols else "")
+              + ("; case folded" if args.fold_case else ""))
         print(format_report(report))
     return 0
+
+
+def model_and_mode(writer: Writer, config: WriterConfig, adaptive: bool) -> tuple[str, str]:
+    """(what is scored, whether and how it learns while scored), each said once. The Writer's description names the
+    RNN's learning inside the model's words ("..., static", "..., dynamic evaluation ..."); here that goes into the
+    mode, which ``adaptive`` decides for every learner."""
+    from dasher_rnn.adapt.compose import _describe_adaptation
+
+    model = writer.description
+    how = ""
+    if writer.model in ("rnn", "hybrid"):
+        session = writer.session
+        rnn_part = ", static" if session is None else f", {_describe_adaptation(config.adaptation)}" + (
+            " in numpy" if session.engine == "numpy" else "")
+        if rnn_part in model:
+            model = model.replace(rnn_part, "", 1)
+            how = rnn_part[2:] if session is not None else ""
+    if not adaptive:
+        return model, "static (nothing is learned while scoring)"
+    rnn = f"the RNN ({how})" if how else "the RNN"
+    learners = {"rnn": [rnn], "ppm": ["PPM"], "hybrid": [rnn, "PPM and the mixing weights"]}.get(writer.model, [])
+    if not learners:  # uniform: nothing to learn
+        return model, "adaptive (nothing here learns)"
+    return model, f"adaptive (each message learned after it is scored: {', '.join(learners)})"
