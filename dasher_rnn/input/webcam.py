@@ -13,7 +13,8 @@ The centre is the head's pose when the face is first seen, again when it is foun
 (``_lost``): with no samples the app pauses, as with gaze. Start and stop come from the app's dwell
 (input/dwell.py): resting the head rests the pointer.
 
-``preview()`` gives the newest frame with what was found on it (``HeadPreview``), for a preview window.
+``preview()`` gives the newest frame with what was found on it (``HeadPreview``), for the preview window
+(``ui/head_preview.py``, opened by the window while this input runs).
 """
 
 from __future__ import annotations
@@ -50,8 +51,7 @@ def import_cv2() -> Any:
     try:
         return importlib.import_module("cv2")
     except ImportError as exc:
-        raise GazeSourceError(f"the webcam head pointer needs OpenCV, which is not installed: {WEBCAM_INSTALL} "
-                              "installs it") from exc
+        raise GazeSourceError(f"OpenCV is not installed: {WEBCAM_INSTALL} installs it") from exc
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,7 @@ class HeadPointerSource(GazeSource):
     """Head pose from a webcam as a pointer; same interface as the gaze sources (``latest()``, ``problems()``)."""
 
     label = "Webcam head pointer"
+    tracked = "your face"
     bad_unit = "frame"
 
     def __init__(self, camera: int | str | Iterable[np.ndarray] = DEFAULT_CAMERA, *, gain: float = DEFAULT_GAIN,

@@ -9,14 +9,16 @@ parts to show them.
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, QRectF, QSignalBlocker, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QComboBox
 
 from dasher_rnn.input.gaze import GazeSource, GazeSourceError
 from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUTS, open_source
+from dasher_rnn.input.webcam import HeadPointerSource
 from dasher_rnn.ui.gaze_input import gaze_to_view
+from dasher_rnn.ui.head_preview import HeadPreviewWindow
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.parts.switches import SwitchPart
@@ -44,6 +46,11 @@ class InputPart(QObject):
             self.preset_box.addItem(p.label, name)
         self.preset_box.setToolTip(wrap_tip("Starting settings for your input device (speed, dwell, smoothing)"))
         self.preset_box.currentIndexChanged.connect(lambda i: self.select_preset(self.preset_box.itemData(i)))
+        self.head_preview: HeadPreviewWindow | None = None  # the head pointer's camera picture, while it runs
+        self.preview_action = QAction("Head pointer preview", self)
+        self.preview_action.setToolTip(wrap_tip("The camera's picture with your face's tracking, and Recentre"))
+        self.preview_action.setEnabled(False)  # while the head pointer runs
+        self.preview_action.triggered.connect(self.show_head_preview)
 
     def apply_prefs(self) -> None:
         """Show the preset in effect and start the saved input (without re-saving it)."""
@@ -93,6 +100,9 @@ class InputPart(QObject):
                 name = "mouse"
             else:
                 self.notices.set_notice("input", f"{self.gaze.description}.")
+                if isinstance(self.gaze, HeadPointerSource):
+                    self.preview_action.setEnabled(True)
+                    self.show_head_preview()
                 if remember and self.controller.preset.name in ("mouse", "switch"):
                     self.select_preset(kind.preset)  # clicking to start and fast zooming do not suit gaze
         self.view.use_mouse = name == "mouse"
@@ -101,6 +111,15 @@ class InputPart(QObject):
             self.input_box.setCurrentIndex(max(0, self.input_box.findData(name)))
         if remember:
             self.keeper.remember(input=name)
+
+    def show_head_preview(self) -> None:
+        """Open (or bring up) the head pointer's preview window, while the head pointer runs."""
+        if not isinstance(self.gaze, HeadPointerSource):
+            return
+        if self.head_preview is None:
+            self.head_preview = HeadPreviewWindow(self.gaze, self.view.window())
+        self.head_preview.show()
+        self.head_preview.raise_()
 
     def _options(self) -> dict[str, object]:
         """What an input's opener is given: the preferences, and the screen the window is on in physical pixels
@@ -138,6 +157,11 @@ class InputPart(QObject):
     def close(self) -> None:
         """Stop the gaze source or the switches, if they run."""
         self.switches.stop()
+        preview, self.head_preview = self.head_preview, None
+        self.preview_action.setEnabled(False)
+        if preview is not None:
+            preview.close()
+            preview.deleteLater()
         gaze, self.gaze = self.gaze, None
         if gaze is not None:
             gaze.close()
