@@ -134,3 +134,31 @@ def test_writing_a_phrase_types_it_as_a_word_and_learns_it_like_written_text():
     assert zoom.output == "hi i need the nurse" and "".join(f.typed for f in frames).endswith(" i need the nurse")
     drive(zoom_steps(zoom), zoom, "hi i need the nurse now")
     assert "".join(source.learned).startswith("hi i need the nurse")  # committed as the view moved on, as written text is
+
+
+# -- in the window ---------------------------------------------------------------------------------------------
+def test_the_window_writes_adds_and_counts_phrases_of_the_profile_in_use(qtbot, tmp_path, monkeypatch):
+    from dasher_rnn.lm.ppm import PPMModel
+    from tests.conftest import make_sentences, writer_source
+    from tests.test_ui import open_window, steer
+
+    monkeypatch.setenv("DASHER_RNN_CONFIG", str(tmp_path / "settings.json"))
+    monkeypatch.setenv("DASHER_RNN_PROFILES", str(tmp_path / "profiles"))
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(make_sentences(300)) + "\n")
+    window = open_window(qtbot, source=writer_source("ppm", trained_ppm=model, profile="me"), profile="me")
+    part = window.phrases
+    assert part.phrases is not None and window.controller.zoom.phrase_index("I need the nurse") is not None
+    window.writing.toggle_running()
+    steer(window, "I see")
+    dialog = part.open_dialog()
+    qtbot.addWidget(dialog)
+    assert dialog.list.count() == len(STARTERS["en"]) and dialog.add_button.isEnabled()
+    dialog.add_message()  # "I see" becomes a phrase
+    assert "I see" in part.phrases and dialog.list.count() == len(STARTERS["en"]) + 1
+    dialog.list.setCurrentRow([dialog.list.item(i).text() for i in range(dialog.list.count())].index("Thank you"))
+    dialog.write_selected()
+    assert window.controller.zoom.output == "I see Thank you" and window.panel.toPlainText().endswith("I see Thank you")
+    assert part.phrases.ordered()[0].text == "Thank you" and part.phrases.ordered()[0].uses == 1
+    assert PhraseList(tmp_path / "profiles" / "me").ordered()[0].text == "Thank you"  # saved
+    assert window.controller.zoom.phrase_index("Thank you") == 0  # the most used comes first in the zoom too

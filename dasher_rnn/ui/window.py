@@ -23,6 +23,7 @@ from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import PANEL_HEIGHT, LooksPart
 from dasher_rnn.ui.parts.messages import MessagesPart
 from dasher_rnn.ui.parts.output import OutputPart
+from dasher_rnn.ui.parts.phrases import PhrasesPart
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.progress import ProgressPart
 from dasher_rnn.ui.parts.speech import SpeechPart
@@ -83,6 +84,7 @@ class MainWindow(QMainWindow):
         self.looks = LooksPart(self.view, self.panel, splitter, keeper, self)
         self.learning = LearningPart(controller.writer, keeper, status, self)
         self.progress = ProgressPart(controller, status, self)
+        self.phrases = PhrasesPart(controller, status, self)
         self._build_actions()
         self._build_menus()
         self._build_toolbars()
@@ -120,7 +122,8 @@ class MainWindow(QMainWindow):
         menus = (("&File", (m.save_action, m.save_as_action, None, self.preferences_action, self.profile_action, None,
                             self.quit_action)),
                  ("&Edit", (w.undo_action,)),
-                 ("&Text", (m.copy_action, m.clear_action, m.new_message_action, self.speech.speak_action)),
+                 ("&Text", (m.copy_action, m.clear_action, m.new_message_action, self.speech.speak_action, None,
+                            self.phrases.phrases_action, self.phrases.add_action)),
                  ("&Writing", (w.start_action, w.turbo_action, w.control_action)),
                  ("&View", (looks.panel_action, looks.full_screen_action, self.progress.progress_action)),
                  ("&Output", self.output.actions),
@@ -159,7 +162,7 @@ class MainWindow(QMainWindow):
 
         text = QToolBar("Text")
         text.setObjectName("text-toolbar")
-        for action in (m.copy_action, m.save_action, self.speech.speak_action):
+        for action in (m.copy_action, m.save_action, self.speech.speak_action, self.phrases.phrases_action):
             text.addAction(action)
         text.addSeparator()
         _add_labelled(text, " Font ", looks.font_box)
@@ -179,6 +182,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         w, m = self.writing, self.messages
         w.framed.connect(self._on_frame)
+        self.phrases.wrote.connect(self._on_phrase_written)
         w.stopped.connect(self.output.on_stop)
         w.status_due.connect(self.update_status)
         self.input.preset_chosen.connect(lambda _name: w.show_settings())
@@ -192,9 +196,15 @@ class MainWindow(QMainWindow):
         if frame.finished is not None:  # New message in the control box: that message is final
             self._on_message_finished(frame.finished)
         self.output.on_frame(frame)
+        self.phrases.on_frame(frame)
         if frame.action is not None:
             self._on_control_action(frame.action)
         self.messages.show_text()
+
+    def _on_phrase_written(self, frame: Frame) -> None:
+        """A phrase chosen in the Phrases dialog went into the message: as a frame of writing."""
+        self._on_frame(frame)
+        self.view.set_frame(frame, 0.0)
 
     def _on_message_finished(self, text: str) -> None:
         self.output.finish_message(text)
@@ -216,7 +226,7 @@ class MainWindow(QMainWindow):
                 self.speech.speak() if action == Action.SPEAK else self.speech.speak_sentence()
         elif action == Action.COPY:
             self.messages.copy_all()
-        label = next(item.label for item in CONTROL_ITEMS if item.action == action)
+        label = next((item.label for item in CONTROL_ITEMS if item.action == action), "Phrase")
         self.status.show_message(f"Control box: {label}", 3000)
 
     def update_status(self) -> None:
@@ -257,6 +267,7 @@ class MainWindow(QMainWindow):
         self.speech.set_language(alphabet.language)
         self.learning.apply_prefs(self.controller.writer)
         self.progress.follow_writer()
+        self.phrases.follow_writer()
         self.keeper.remember(language=alphabet.language or code)
         self.status.set_notice("language", "")
         self._show_title()

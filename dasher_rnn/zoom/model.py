@@ -330,17 +330,35 @@ class ZoomModel:
             return
         text = self.text
         if action == Action.PHRASE:
-            written = item.text
-            if self.output and not self.output[-1].isspace() and " " in self.alphabet:
-                written = " " + written  # a word of its own
-            frame.typed += written
-            frame.phrase = item.text
-            text += written
-        elif action in DELETIONS:
+            self._write_phrase(item.text, frame)
+            return
+        if action in DELETIONS:
             cut = deletion(self.output, action)  # never into the starting context
             frame.deleted += cut
             text = text[: len(text) - cut]
         self._reroot(text, frame)
+
+    def write_phrase(self, phrase: str) -> Frame:
+        """Write the quick phrase ``phrase`` into the message now, as its box in the control box does (a phrase
+        chosen from a list); the frame says what was typed. ValueError for a character outside the alphabet."""
+        outside = sorted({ch for ch in phrase if ch not in self.alphabet})
+        if outside:
+            raise ValueError(f"{phrase!r} has characters outside the alphabet: {''.join(outside)!r}")
+        frame = Frame()
+        self._write_phrase(phrase, frame)
+        frame.boxes = self._walk()
+        return frame
+
+    def _write_phrase(self, phrase: str, frame: Frame) -> None:
+        """Add ``phrase`` to the message as a word of its own and start the view again after it: it is typed now,
+        and learned as the view moves on, like written text."""
+        written = phrase
+        if self.output and not self.output[-1].isspace() and " " in self.alphabet:
+            written = " " + written
+        frame.typed += written
+        frame.phrase = phrase
+        self.text += written
+        self._reroot(self.text, frame)
 
     # -- answers from the source -----------------------------------------------------
     def _ask(self, box: Box, priority: float) -> None:
