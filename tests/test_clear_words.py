@@ -51,3 +51,46 @@ def test_eval_says_how_the_rnn_learns_in_the_mode_only(phrases, capsys):
     model, mode = _header(capsys.readouterr().out)
     assert model.startswith("model: RNN") and "dynamic evaluation" not in model
     assert mode.startswith("mode: adaptive (each message learned after it is scored: the RNN (dynamic evaluation")
+
+
+def _summary(out: str) -> list[str]:
+    """`adapt`'s closing lines, after its JSON report."""
+    return [line.strip() for line in out[out.rindex("}") + 1 :].strip().splitlines()]
+
+
+def test_adapt_says_what_each_learner_learned(tiny_model_dir, tmp_path, capsys):
+    from tests.test_corpus_adapt import USER_LINES
+
+    writing = tmp_path / "notes.txt"
+    writing.write_text("\n".join(USER_LINES))
+    common = ["adapt", str(writing), "--profile", "me", "--model-dir", str(tiny_model_dir),
+              "--profiles-dir", str(tmp_path / "p"), "--threads", "1", "--no-progress"]
+    assert main([*common, "--epochs", "2"]) == 0
+    head, rnn, ppm = _summary(capsys.readouterr().out)
+    assert head == "profile 'me':"
+    assert rnn.startswith("RNN: adapted, trained on ") and " -> " in rnn and "% better" in rnn
+    assert ppm.startswith("PPM and the mixing weights: learned ") and "characters of your writing" in ppm
+
+    # nothing moves the RNN (a zero learning rate): it says so, rather than "held-out 1.912 -> 1.912"
+    assert main([*common, "--epochs", "1", "--lr", "0", "--no-ppm"]) == 0
+    _, rnn, ppm = _summary(capsys.readouterr().out)
+    assert "no better than before: its weights are left as they were" in rnn and "unchanged" in rnn
+    assert " -> " not in rnn
+    assert ppm == "PPM and the mixing weights: left as they were (--no-ppm)"
+
+    assert main([*common, "--dry-run"]) == 0
+    head, rnn, ppm = _summary(capsys.readouterr().out)
+    assert head == "profile 'me': (dry run: nothing was changed)"
+    assert rnn.startswith("RNN: not adapted (--dry-run)") and "nothing learned (--dry-run)" in ppm
+
+
+def test_adapt_says_why_the_rnn_did_not_adapt():
+    from dasher_rnn.cli.adapt import summary
+
+    report = {"messages": 3, "dropped": {"mostly_outside_alphabet": 1, "improbable": 1}, "train_messages": 0,
+              "held_out_messages": 1, "train_chars": 0, "held_out_bpc_before": {"overall": 2.5},
+              "ppm": {"characters_learned": 120, "notice": None}}
+    rnn, ppm = summary(report)
+    assert rnn.startswith("RNN: not adapted: no messages were left to train on (3 read, 1 kept aside to measure, "
+                          "2 dropped")
+    assert ppm.startswith("PPM and the mixing weights: learned 120 characters")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from dasher_rnn.cli.options import CORPUS_ADAPT, add_profiles_dir, config_default, positive_int
@@ -112,10 +113,65 @@ def run(args: argparse.Namespace) -> int:
                 writer.close(save=True)
             report["ppm"] = {"characters_learned": chars, "notice": writer.notice}
         print(json.dumps(report, indent=1))
-        if not args.dry_run and "held_out_bpc_after" in report:
-            b, a = report["held_out_bpc_before"]["overall"], report["held_out_bpc_after"]["overall"]
-            print(f"profile {args.profile!r}: held-out {b:.3f} -> {a:.3f} bits/char")
+        print(f"profile {args.profile!r}:" + (" (dry run: nothing was changed)" if args.dry_run else ""))
+        for line in summary(report, dry_run=args.dry_run, no_ppm=args.no_ppm):
+            print(f"  {line}")
     finally:
         if lock is not None:
             lock.release()
     return 0
+
+
+def _messages(n: int) -> str:
+    return f"{n:,} message" + ("" if n == 1 else "s")
+
+
+def _held_out(bpc: float, held: int) -> str:
+    if not held or not math.isfinite(bpc):
+        return "no messages could be kept aside to measure it"
+    return f"held-out {bpc:.3f} bits/char on {_messages(held)} kept aside"
+
+
+def summary(report: dict, dry_run: bool = False, no_ppm: bool = False) -> list[str]:
+    """What each learner learned and what changed, in plain words: one line for the RNN, one for PPM (with the
+    mixing weights). ``report`` is ``adapt_to_corpus``'s, with ``ppm`` added where PPM learned."""
+    before = report.get("held_out_bpc_before", {}).get("overall", math.nan)
+    after = report.get("held_out_bpc_after", {}).get("overall")
+    dropped = sum(int(n) for n in report.get("dropped", {}).values())
+    held = report.get("held_out_messages", 0)
+    if dry_run:
+        rnn = f"RNN: not adapted (--dry-run): it would train on {_messages(report.get('train_messages', 0))}; " \
+              f"{_held_out(before, held)} as it predicts now"
+    elif after is None:
+        rnn = f"RNN: not adapted: no messages were left to train on ({report.get('messages', 0):,} read, " \
+              f"{held:,} kept aside to measure, {dropped:,} dropped as mostly outside the alphabet or too " \
+              "improbable); its weights are as they were"
+    else:
+        trained = f"trained on {_messages(report['train_messages'])} ({report['train_chars']:,} characters)"
+        epochs = report.get("history", [])
+        if not held or not math.isfinite(before) or not math.isfinite(after):
+            rnn = f"RNN: {trained}; {_held_out(math.nan, 0)}"
+        elif not any(h["held_out_bpc"] < before - 1e-4 for h in epochs):  # adapt_to_corpus kept the start
+            passes = f"{len(epochs)} pass" + ("" if len(epochs) == 1 else "es")
+            rnn = f"RNN: {trained}, but after {passes} over them it predicted the {_messages(held)} kept aside no " \
+                  f"better than before: its weights are left as they were (held-out {before:.3f} bits/char, " \
+                  "unchanged)"
+        else:
+            precision = 3 if round(before, 3) != round(after, 3) else 4
+            change = (before - after) / before if before else 0.0
+            rnn = f"RNN: adapted, {trained}: held-out {before:.{precision}f} -> {after:.{precision}f} bits/char " \
+                  f"on {_messages(held)} kept aside ({change:.1%} better)"
+    ppm = report.get("ppm")
+    if dry_run:
+        line = "PPM and the mixing weights: nothing learned (--dry-run)"
+    elif no_ppm:
+        line = "PPM and the mixing weights: left as they were (--no-ppm)"
+    elif ppm is None:
+        line = "PPM and the mixing weights: nothing learned"
+    else:
+        chars = int(ppm.get("characters_learned", 0))
+        line = f"PPM and the mixing weights: learned {chars:,} characters of your writing" + (
+            "; the app predicts with them from its next start" if chars else "")
+        if ppm.get("notice"):
+            line += f" ({ppm['notice']})"
+    return [rnn, line]
