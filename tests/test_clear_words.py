@@ -94,3 +94,30 @@ def test_adapt_says_why_the_rnn_did_not_adapt():
     assert rnn.startswith("RNN: not adapted: no messages were left to train on (3 read, 1 kept aside to measure, "
                           "2 dropped")
     assert ppm.startswith("PPM and the mixing weights: learned 120 characters")
+
+
+def test_stats_writes_into_the_documents_folder_unless_told_where(qapp, tmp_path, monkeypatch, capsys):
+    # qapp: the widgets' application exists before the command makes its own (a QGuiApplication), which would
+    # leave later widget tests of this run without one
+    from dasher_rnn.adapt.progress import ProgressLog
+    from tests.test_progress import record
+
+    documents = tmp_path / "Documents" / "dasher-rnn"
+    monkeypatch.setenv("DASHER_RNN_DOCUMENTS", str(documents))
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)  # where the command was started: nothing is written here
+    profiles = tmp_path / "profiles"
+    log = ProgressLog(profiles / "me")
+    for i in range(3):
+        log.record(record(i))
+    where = ["--profile", "me", "--profiles-dir", str(profiles), "--size", "400x300"]
+    assert main(["stats", *where]) == 0
+    assert main(["stats", *where]) == 0  # a second picture is a new file, not the first one overwritten
+    pictures = sorted(documents.glob("dasher-rnn-progress-me-*.png"))
+    assert len(pictures) == 2 and list(here.iterdir()) == []
+    printed = capsys.readouterr().out
+    assert all(f"wrote {p} (400x300)" in printed for p in pictures)
+    assert main(["stats", *where, "--out", "mine.png"]) == 0  # --out: exactly there
+    assert (here / "mine.png").is_file() and f"wrote {here / 'mine.png'} (400x300)" in capsys.readouterr().out
+    assert len(list(documents.iterdir())) == 2

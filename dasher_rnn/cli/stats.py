@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from dasher_rnn.cli.options import add_profiles_dir, size
@@ -13,7 +14,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="a picture of progress: characters per minute and bits per character per "
                                      "message, from a profile's record (nothing leaves this machine)")
     p.add_argument("--profile", required=True, help="the profile whose messages to draw")
-    p.add_argument("--out", default=None, help="the PNG file to write (default: progress-PROFILE.png here)")
+    p.add_argument("--out", default=None, help="the PNG file to write (default: a new file named by the profile and "
+                                               "the time, in dasher-rnn/ in your documents folder, where the app's "
+                                               "Save writes)")
     p.add_argument("--size", type=size, default="1200x800", help="the picture's WIDTHxHEIGHT in pixels")
     add_profiles_dir(p)
     p.set_defaults(func=run)
@@ -43,10 +46,25 @@ def run(args: argparse.Namespace) -> int:
     from dasher_rnn.ui.stats_view import progress_title, render_progress, summary
 
     _ensure_application()  # offscreen: no display needed
-    out = Path(args.out or f"progress-{args.profile}.png")
+    out = Path(args.out) if args.out else picture_path(args.profile)
     width, height = args.size
     if not render_progress(records, width, height, progress_title(args.profile)).save(str(out), "PNG"):
         raise OSError(f"could not write {out}")
     print(summary(records))
-    print(f"wrote {out} ({width}x{height})")
+    print(f"wrote {out.absolute()} ({width}x{height})")
     return 0
+
+
+def picture_path(profile: str, now: float | None = None) -> Path:
+    """A new file in the documents folder (``ui/documents.py``: the folder the app's Save writes into), named by
+    the profile and the local time as the Progress view's *Save the picture* names its copies; created here. A
+    second picture within the same second gets ``-2``, ``-3``... rather than overwriting the first."""
+    from dasher_rnn.ui.documents import documents_folder
+
+    folder = documents_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"dasher-rnn-progress-{profile}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}"
+    path, n = folder / f"{stem}.png", 2
+    while path.exists():
+        path, n = folder / f"{stem}-{n}.png", n + 1
+    return path
