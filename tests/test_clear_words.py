@@ -6,6 +6,7 @@ and by one name: `adapt`'s summary per learner, `eval`'s model and mode, the set
 
 from __future__ import annotations
 
+import io
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -121,3 +122,55 @@ def test_stats_writes_into_the_documents_folder_unless_told_where(qapp, tmp_path
     assert main(["stats", *where, "--out", "mine.png"]) == 0  # --out: exactly there
     assert (here / "mine.png").is_file() and f"wrote {here / 'mine.png'} (400x300)" in capsys.readouterr().out
     assert len(list(documents.iterdir())) == 2
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def exported(tmp_path):
+    """Profile "me" (4,242 characters learned, one message recorded) and an export of another one, "away"."""
+    from dasher_rnn.adapt.profiles import ProfileStore
+    from dasher_rnn.adapt.progress import ProgressLog
+    from tests.test_progress import record
+
+    store = ProfileStore(tmp_path / "profiles")
+    store.save("me", {}, {"characters_adapted": 4242})
+    ProgressLog.for_profile(store, "me").record(record(0))
+    store.save("away", {}, {"characters_adapted": 17})
+    return store, store.export("away", tmp_path / "usb"), ["--profiles-dir", str(store.folder)]
+
+
+def _unchanged(store) -> bool:
+    from dasher_rnn.adapt.progress import ProgressLog
+    from tests.test_progress import record
+
+    return store.load("me").characters_adapted == 4242 and ProgressLog.for_profile(store, "me").read() == [record(0)]
+
+
+def test_profile_import_over_an_existing_profile_needs_yes_without_a_terminal(exported, monkeypatch, capsys):
+    store, usb, where = exported
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("no terminal: nothing to ask"))
+    assert main(["profile", "import", str(usb), "me", *where]) == 1
+    captured = capsys.readouterr()
+    assert "4,242 characters learned" in captured.out and "--yes" in captured.err and "not imported" in captured.err
+    assert _unchanged(store)
+    assert main(["profile", "import", str(usb), "me", "--yes", *where]) == 0
+    assert store.load("me").characters_adapted == 17 and "imported as" in capsys.readouterr().out
+
+
+def test_profile_import_asks_at_a_terminal_and_not_for_a_new_name(exported, monkeypatch, capsys):
+    store, usb, where = exported
+    monkeypatch.setattr("sys.stdin", _Terminal())
+    asked = []
+    answers = iter(["n", "y"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": asked.append(prompt) or next(answers))
+    assert main(["profile", "import", str(usb), "me", *where]) == 1
+    assert "not imported" in capsys.readouterr().out and _unchanged(store)
+    assert main(["profile", "import", str(usb), "me", *where]) == 0
+    assert store.load("me").characters_adapted == 17 and len(asked) == 2 and "'me'" in asked[0]
+    assert main(["profile", "import", str(usb), "someone-new", *where]) == 0  # nothing there to lose
+    assert len(asked) == 2 and store.load("someone-new").characters_adapted == 17

@@ -17,8 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=["list", "reset", "export", "import"], help="what to do with the profiles")
     p.add_argument("args", nargs="*", help="reset NAME | export NAME FOLDER | import FOLDER NAME")
     add_profiles_dir(p)
-    p.add_argument("--yes", action="store_true", help="reset: delete without asking (what the model learned about "
-                   "the person cannot be got back; `profile export` keeps a copy first)")
+    p.add_argument("--yes", action="store_true", help="reset: delete without asking; import: replace a profile of "
+                   "the same name without asking (what the model learned about the person cannot be got back; "
+                   "`profile export` keeps a copy first)")
     p.set_defaults(func=run)
 
 
@@ -43,6 +44,34 @@ def _confirm_reset(store: ProfileStore, name: str, yes: bool) -> bool:
         answer = ""
     if answer.strip().lower() not in ("y", "yes"):
         print("not deleted")
+        return False
+    return True
+
+
+def _confirm_import(store: ProfileStore, name: str, yes: bool) -> bool:
+    """Whether to go on importing over profile ``name``: there is none, ``--yes``, or the user says so at the
+    terminal. What the existing one holds is said first, with how to keep a copy; without a terminal and without
+    ``--yes`` nothing is imported and the existing profile stays as it is."""
+    if not store.path(name).exists():
+        return True
+    row = next((r for r in store.list() if r["name"] == name), None)
+    held = "a profile folder" if row is None else row.get("error") or (
+        f"{row['characters_adapted']:,} characters learned, last saved {row['updated'] or '?'}")
+    print(f"profile {name!r} in {store.folder}: {held}")
+    if yes:
+        return True
+    print(f"Importing over it replaces what the model learned about this person (and the record of progress) with "
+          f"the imported copy; `dasher-rnn profile export {name} FOLDER` keeps a copy first, or import under "
+          "another name.")
+    if not sys.stdin.isatty():
+        print(f"not imported: profile {name!r} exists; add --yes to replace it", file=sys.stderr)
+        return False
+    try:
+        answer = input(f"Replace profile {name!r} with the imported one? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("not imported")
         return False
     return True
 
@@ -72,5 +101,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.action == "export":
         print(f"exported to {store.export(args.args[0], args.args[1])}")
     else:
+        if not _confirm_import(store, check_name(args.args[1]), args.yes):
+            return 1
         print(f"imported as {store.import_(args.args[0], args.args[1])}")
     return 0
