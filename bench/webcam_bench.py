@@ -188,6 +188,17 @@ def screenshot(cv2, face: np.ndarray, path: str) -> None:
     source.close()
 
 
+def cpu_model() -> str:
+    """The processor's name (Linux's /proc/cpuinfo), else what platform knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def table(result: dict, beside: str, command: str) -> dict:
     """The ``webcam`` table for bench/results/webcam.json (bench/report.py renders it into docs/BENCHMARKS.md)."""
     stream, flat_out = result["stream"], result["flat_out"]
@@ -209,7 +220,7 @@ def table(result: dict, beside: str, command: str) -> dict:
         "rows": rows,
         "commands": [command],
         "date": datetime.date.today().isoformat(),
-        "machine": f"{platform.node() or 'this machine'}, {result['cpus']} cores, OpenCV {result['opencv']} "
+        "machine": f"{result['machine']}, {result['cpus']} cores, OpenCV {result['opencv']} "
                    f"({result['opencv_threads']} thread)",
         "beside": beside,
         "model": "OpenCV's Haar frontal-face cascade (the opencv-python-headless wheel) and Lucas-Kanade optical flow",
@@ -248,7 +259,7 @@ def main() -> None:
     result = {
         "frame_size": list(SIZE), "camera_fps": args.fps, "decode": args.decode, "opencv_threads": args.threads,
         "opencv": cv2.__version__, "python": platform.python_version(), "cpus": os.cpu_count(),
-        "machine": platform.processor() or platform.machine(),
+        "machine": cpu_model(),
         "load_average_before": [round(v, 2) for v in load_before],
         "stream": stream, "flat_out": flat_out, "jpeg_decode_ms": jpeg_decode_ms(cv2, face),
         "load_average_after": [round(v, 2) for v in os.getloadavg()],
