@@ -174,3 +174,30 @@ def test_profile_import_asks_at_a_terminal_and_not_for_a_new_name(exported, monk
     assert store.load("me").characters_adapted == 17 and len(asked) == 2 and "'me'" in asked[0]
     assert main(["profile", "import", str(usb), "someone-new", *where]) == 0  # nothing there to lose
     assert len(asked) == 2 and store.load("someone-new").characters_adapted == 17
+
+
+def test_help_gives_the_version_support_and_the_control_box_direct_output_and_speech(qtbot, tmp_path, monkeypatch):
+    import dasher_rnn
+    from dasher_rnn.ui import help as help_page
+
+    def dialog():
+        shown = help_page.HelpDialog(None, tmp_path / "docs", tmp_path / "journal.json", tmp_path / "profiles",
+                                     tmp_path / "settings.json")
+        qtbot.addWidget(shown)
+        return shown
+
+    monkeypatch.setattr(help_page, "support_link", lambda: None)  # as now: pyproject.toml has no [project.urls]
+    shown = dialog()
+    text = shown.text()
+    for words in ("The control box", "⌫ Word", "Speak sentence", "Writing > Control box",
+                  "Writing into other programs (direct output)", "Type into the focused program", "Backspace",
+                  "Speech", "Speak on stop", "Ctrl+R",
+                  "Version and help", f"dasher-rnn version {dasher_rnn.__version__}", "dasher-rnn --help"):
+        assert words in text, words
+    assert dasher_rnn.__version__ in shown.windowTitle()
+    assert "README" in text and "docs/" in text  # no link: the project's own docs
+    assert "http" not in text  # no outside source
+
+    monkeypatch.setattr(help_page, "support_link", lambda: "https://example.org/dasher-rnn/issues")
+    linked = dialog()
+    assert 'href="https://example.org/dasher-rnn/issues"' in linked.browser.toHtml()
