@@ -4,15 +4,22 @@ Each change takes effect at once and goes through the window's parts (``ui/parts
 or through the controller's setters followed by ``keeper.remember(...)``, so the preferences are kept and saved
 in one place (the ``PrefsKeeper``). Nothing here needs a keyboard: numbers move with − and + buttons, choices
 are rows of large buttons, and the pages are large tabs.
+
+The Input page lists every input of the registry (``input/registry.py``) in as many columns as fit the page, and,
+while a switch input is chosen, the switches' own settings: where presses come from besides the keys and mouse
+buttons, and the timings the chosen mode uses (scanning's scan time; the dynamic modes' long press and double-press
+gap). A change of those starts the switch input again with the new values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -26,7 +33,7 @@ from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUTS
-from dasher_rnn.settings import FONT_SIZE_RANGE, LABEL_PX_RANGE
+from dasher_rnn.settings import FONT_SIZE_RANGE, LABEL_PX_RANGE, Preferences
 from dasher_rnn.ui.parts.input import InputPart
 from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import SCHEME_LABELS, LooksPart
@@ -37,6 +44,17 @@ from dasher_rnn.ui.widgets import DIALOG_STYLE, Choice, Stepper, Toggle, setting
 from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, WritingController
 
 INPUT_CHOICES = tuple((name, "Tobii" if name == "tobii" else kind.label) for name, kind in INPUTS.items())
+SWITCH_INPUTS = tuple(name for name, kind in INPUTS.items() if kind.family == "switch")
+SWITCH_SOURCE_CHOICES = (("keys", "Keys and mouse only"), ("controller", "Game controller"), ("socket", "Switch socket"))
+# the switch timings' ranges, in seconds: SwitchConfig's (input/switch.py), which the preferences check against
+SCAN_RANGE = (0.2, 10.0)
+LONG_PRESS_RANGE = (0.1, 10.0)
+MULTI_PRESS_RANGE = (0.1, 10.0)
+# which modes use which timing
+SCAN_MODES = ("scanning",)
+DYNAMIC_MODES = ("one-button", "two-button")
+DIALOG_SIZE = (1100, 860)  # wide enough for its seven tabs side by side (no scroll arrows to hit)
+PAGE_CHROME_PX = 110  # the dialog's width less what a page's rows get: margins, the tab frame, a vertical scroll bar
 SCHEME_CHOICES = tuple(SCHEME_LABELS.items())
 OUTPUT_CHOICES = (("panel", "This window only"), ("direct", "Type into the focused program"))
 # the languages offered as buttons (each in its own name); any other is chosen with `dasher-rnn app --language CODE`
@@ -63,6 +81,68 @@ def fit_to_screen(dialog: QDialog) -> None:
     if screen is not None:
         room = screen.availableGeometry()
         dialog.resize(min(dialog.width(), room.width() - 20), min(dialog.height(), room.height() - 40))
+
+
+def _dialog_width(dialog: QDialog) -> int:
+    """The width the dialog opens at (``DIALOG_SIZE``, or less on a small screen: ``fit_to_screen``)."""
+    screen = dialog.screen() or QApplication.primaryScreen()
+    width = DIALOG_SIZE[0]
+    return min(width, screen.availableGeometry().width() - 20) if screen is not None else width
+
+
+def columns_that_fit(dialog: QDialog, labels: Sequence[str], room: int, most: int = 4) -> int:
+    """How many columns of large buttons labelled ``labels`` fit side by side in ``room`` pixels (``most`` at the
+    most, one at the least): each button measured as the dialog's style draws it."""
+    probe = QPushButton(dialog)  # styled by the dialog's style sheet, never shown
+    probe.hide()
+    widths = []
+    for label in labels:
+        probe.setText(label)
+        probe.ensurePolished()
+        widths.append(probe.sizeHint().width())
+    probe.deleteLater()
+    spacing = 12  # between buttons in a row (the style's is less)
+    for columns in range(most, 1, -1):
+        rows = [widths[i : i + columns] for i in range(0, len(widths), columns)]
+        if max(sum(row) + spacing * (len(row) - 1) for row in rows) <= room:
+            return columns
+    return 1
+
+
+def _explanation(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setObjectName("explanation")
+    return label
+
+
+def ports_text(prefs: Preferences) -> str:
+    """Where each input's data arrives (ports, hosts, the Pupil surface), the head pointer's camera, the token, and
+    the options that set them."""
+    token = ("Only datagrams that carry the input token count. " if prefs.input_token else
+             "Any program on this computer may send to the UDP ports (set an input token to allow only yours). ")
+    return (f"Gaze over UDP listens on UDP port {prefs.gaze_port}; Dasher's socket input on port {prefs.socket_port} "
+            f"(lines labelled {prefs.socket_x_label!r} and {prefs.socket_y_label!r}); OptiKey gaze on port "
+            f"{prefs.optikey_port}; the switch socket on port {prefs.switch_port}. Gazepoint Control is reached at "
+            f"{prefs.gazepoint_host}:{prefs.gazepoint_port}; Pupil Capture at {prefs.pupil_host}:{prefs.pupil_port}, "
+            f"gaze on its surface {prefs.pupil_surface!r}. The head pointer uses camera {prefs.webcam_camera}. " + token
+            + "These are set with dasher-rnn app: --gaze-port, --socket-port, --socket-x-label, --socket-y-label, "
+            "--socket-x-range / --socket-y-range, --optikey-port, --switch-port, --gazepoint-host, --gazepoint-port, "
+            "--pupil-host, --pupil-port, --pupil-surface, --webcam-camera and --input-token.")
+
+
+def _titled(title: str, *parts: QWidget) -> QWidget:
+    """A titled row laid out as ``setting_row``'s, of several parts (a label takes the width, a control its own)."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 2, 0, 6)
+    layout.setSpacing(2)
+    heading = QLabel(title)
+    heading.setObjectName("title")
+    layout.addWidget(heading)
+    for part in parts:
+        layout.addWidget(part) if isinstance(part, QLabel) else layout.addWidget(part, 0, Qt.AlignmentFlag.AlignLeft)
+    return box
 
 
 def _close_button(dialog: QDialog) -> QPushButton:
@@ -108,28 +188,51 @@ class PreferencesDialog(QDialog):
             setting_row("Turbo", "How much faster the zoom goes while Turbo is on or Shift is held.", self.turbo))
 
         # -- input
-        self.input = Choice(INPUT_CHOICES, prefs.input)
+        room = _dialog_width(self) - PAGE_CHROME_PX
+        self.input = Choice(INPUT_CHOICES, prefs.input,
+                            columns=columns_that_fit(self, [label for _name, label in INPUT_CHOICES], room))
         self.input.chosen.connect(self._on_input)
-        self.preset = Choice([(name, p.label) for name, p in PRESETS.items()], c.preset.name, columns=3)
+        preset_choices = [(name, p.label) for name, p in PRESETS.items()]
+        self.preset = Choice(preset_choices, c.preset.name,
+                             columns=columns_that_fit(self, [label for _name, label in preset_choices], room))
         self.preset.chosen.connect(self._on_preset)
-        ports = (f"Gaze over UDP listens on port {prefs.gaze_port}; Dasher's socket input on port "
-                 f"{prefs.socket_port} (lines labelled {prefs.socket_x_label!r} and {prefs.socket_y_label!r}). "
-                 + ("Only datagrams that carry the input token count. " if prefs.input_token else
-                    "Any program on this computer may send to them (set an input token to allow only yours). ")
-                 + "These are set once, with dasher-rnn app --gaze-port, --socket-port, --socket-x-label, "
-                 "--socket-y-label, --socket-x-range / --socket-y-range and --input-token.")
-        ports_label = QLabel(ports)
-        ports_label.setWordWrap(True)
-        ports_label.setObjectName("explanation")
+        self.switch_source = Choice(SWITCH_SOURCE_CHOICES, prefs.switch_source, columns=3)
+        self.switch_source.chosen.connect(self._on_switch_source)
+        self.switch_source_about = _explanation()  # the keys, the controller's device and the socket's port
+        self.switch_source_problem = _explanation()  # the chosen source could not start
+        self.scan_time = Stepper(*SCAN_RANGE, 0.1, prefs.scan_s, suffix=" s")
+        self.scan_time.changed.connect(lambda value: self._on_switch_timing(scan_s=value))
+        self.long_press = Stepper(*LONG_PRESS_RANGE, 0.1, prefs.long_press_s, suffix=" s")
+        self.long_press.changed.connect(lambda value: self._on_switch_timing(long_press_s=value))
+        self.multi_press = Stepper(*MULTI_PRESS_RANGE, 0.1, prefs.multi_press_s, suffix=" s")
+        self.multi_press.changed.connect(lambda value: self._on_switch_timing(multi_press_s=value))
+        self.ports = _explanation()
+        self.switch_source_row = _titled("Switches", self.switch_source_about, self.switch_source,
+                                         self.switch_source_problem)
+        self.scan_time_row = setting_row(
+            "Scan time", "Scanning: how long each box stays highlighted before the next one is. Longer gives more "
+            "time to press; shorter writes faster.", self.scan_time)
+        presses = QWidget()  # the dynamic modes' two timings, each named
+        grid = QGridLayout(presses)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for row, (label, stepper) in enumerate((("Long press", self.long_press), ("Double press", self.multi_press))):
+            grid.addWidget(QLabel(label), row, 0)
+            grid.addWidget(stepper, row, 1)
+        self.presses_row = setting_row(
+            "Backing out", "Two presses of a switch within the double-press time, or a switch held down for the "
+            "long-press time, back out; the next press stops.", presses)
+        self.ports_row = setting_row("Ports", "Where each input's data arrives, and the camera the head pointer uses.",
+                                     self.ports)
         input_page = _page(
-            setting_row("Input", "What moves the pointer: the mouse (or a touchpad, a head mouse that moves the "
-                        "mouse), an eye tracker's gaze sent over UDP, a Tobii eye tracker, or a tracker written for "
-                        "Dasher's socket input. If it cannot start, the mouse is used and the status bar says why.",
-                        self.input),
+            setting_row("Input", "What steers: the mouse (or a touchpad, or a head mouse or eye tracker that moves "
+                        "the pointer); an eye tracker's own data (gaze over UDP, Tobii, Dasher's socket input, "
+                        "Gazepoint, OptiKey, Pupil Core); a webcam following your head; or one or two switches. If an "
+                        "input cannot start, the mouse is used and the status bar says why.", self.input),
             setting_row("Input preset", "Starting settings for your device: speed, how writing starts (a click, "
-                        "or resting on the crosshair), smoothing of a jittery pointer, pausing when the pointer "
-                        "leaves. Choosing one sets the speeds on the Speed page.", self.preset),
-            setting_row("Ports", "Where gaze data arrives.", ports_label))
+                        "resting on the crosshair, or a switch), smoothing of a jittery pointer, pausing when the "
+                        "pointer leaves, and the control box. Choosing one sets the speeds on the Speed page.",
+                        self.preset),
+            self.switch_source_row, self.scan_time_row, self.presses_row, self.ports_row)
 
         # -- stopping
         self.pause_outside = Toggle(c.pause_outside)
@@ -210,7 +313,7 @@ class PreferencesDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(bottom)
-        self.resize(1100, 860)  # wide enough for its seven tabs side by side (no scroll arrows to hit)
+        self.resize(*DIALOG_SIZE)
         fit_to_screen(self)
         self.refresh()
 
@@ -255,6 +358,34 @@ class PreferencesDialog(QDialog):
         self.auto_speed.setToolTip("" if c.preset.auto_speed else "This input preset keeps the speed fixed")
         self.input.set_value(self.input_part.name)
         self.preset.set_value(c.preset.name)
+        self._show_input_settings()
+
+    def _show_input_settings(self) -> None:
+        """The switch settings while a switch input is chosen (the timings its mode uses), where presses come from
+        and what works now, and the ports."""
+        prefs, name = self.keeper.prefs, self.input_part.name
+        self.switch_source_row.setVisible(name in SWITCH_INPUTS)
+        self.scan_time_row.setVisible(name in SCAN_MODES)
+        self.presses_row.setVisible(name in DYNAMIC_MODES)
+        self.ports_row.setVisible(name not in SWITCH_INPUTS)  # a switch input's port is in its own row
+        self.switch_source.set_value(prefs.switch_source)
+        self.switch_source_about.setText(
+            f"Space and Enter, and the left and right mouse buttons, are always switches 1 and 2. Also: buttons 1 and "
+            f"2 of the game controller at {prefs.switch_device} (or a switch interface that acts as one), or the "
+            f"switch socket on UDP port {prefs.switch_port} (lines 'down 1', 'up 1'"
+            + (", with the input token" if prefs.input_token else "") + "). Set with dasher-rnn app --switch-device "
+            "and --switch-port.")
+        problem = self._switch_source_problem(prefs, name)
+        self.switch_source_problem.setText(problem)
+        self.switch_source_problem.setVisible(bool(problem))
+        self.ports.setText(ports_text(prefs))
+
+    def _switch_source_problem(self, prefs: Preferences, name: str) -> str:
+        """Why the chosen source of presses gives none ("" when it works, or is the keys alone)."""
+        if name not in SWITCH_INPUTS or prefs.switch_source == "keys" or self.input_part.switches.source is not None:
+            return ""
+        what = "game controller" if prefs.switch_source == "controller" else "switch socket"
+        return f"The {what} could not start (the status bar says why); the keys and mouse buttons work."
 
     # -- applying: through the parts and the controller ---------------------------------------------
     def _on_speed(self, value: float) -> None:
@@ -274,6 +405,21 @@ class PreferencesDialog(QDialog):
     def _on_input(self, name: str) -> None:
         if name != self.input_part.name:  # pressing the input in use again changes nothing
             self.input_part.set_input(name)
+        self.refresh()
+
+    def _on_switch_source(self, source: str) -> None:
+        self.keeper.remember(switch_source=source)
+        self._restart_switches()
+
+    def _on_switch_timing(self, **timing: float) -> None:
+        self.keeper.remember(**timing)
+        self._restart_switches()
+
+    def _restart_switches(self) -> None:
+        """A switch input in use starts again with the preferences now (its mode's timings, its source); writing
+        stops, as at any change of input."""
+        if self.input_part.name in SWITCH_INPUTS:
+            self.input_part.set_input(self.input_part.name, remember=False)
         self.refresh()
 
     def _on_preset(self, name: str) -> None:
@@ -349,12 +495,30 @@ class ProfileDialog(QDialog):
         self.resize(820, 520)
 
     def _label(self, name: str) -> str:
+        """What the profile holds: on disk, or (the one in use) what its Writer has learned and not saved yet."""
         row = self.rows.get(name)
+        status = self.writer.status() if self.writer is not None and name == self.in_use else None
+        learned = status.characters_adapted if status is not None else 0  # the RNN's count, the saved part with it
         if row is None:
-            return f"{name} (new)"
+            if status is None:
+                return f"{name} (new)"
+            if learned:
+                return f"{name} (in use, {learned:,} characters learned, saved on closing)"
+            return f"{name} (in use, learning as you write)" if status.adapting else f"{name} (new, in use)"
         if "error" in row:
             return f"{name} (unreadable)"
-        return f"{name} ({row['characters_adapted']:,} characters learned)"
+        count = max(row["characters_adapted"], learned)
+        if count:
+            return f"{name} ({count:,} characters learned)"
+        # PPM alone counts no characters: a saved part still holds what it learned
+        return f"{name} (learned from writing)" if row.get("parts") else f"{name} (nothing learned yet)"
+
+    def _show_labels(self) -> None:
+        """After a save: each choice says what is on disk now."""
+        self.rows = {row["name"]: row for row in self.store.list()}
+        for name, button in self.choice.buttons.items():
+            if name in self.rows or name == self.in_use:
+                button.setText(self._label(name))
 
     def _now_text(self) -> str:
         chosen = self.keeper.prefs.profile
@@ -376,6 +540,8 @@ class ProfileDialog(QDialog):
         self.keeper.remember(profile=name)
         self.keeper.save()
         self.choice.set_value(name)
+        if saved:
+            self._show_labels()
         restart = " Close and start dasher-rnn again to write with it." if name != self.in_use else ""
         self.message.setText(self._now_text() + saved + restart)
 
