@@ -201,3 +201,31 @@ def test_help_gives_the_version_support_and_the_control_box_direct_output_and_sp
     monkeypatch.setattr(help_page, "support_link", lambda: "https://example.org/dasher-rnn/issues")
     linked = dialog()
     assert 'href="https://example.org/dasher-rnn/issues"' in linked.browser.toHtml()
+
+
+def test_the_profile_dialog_does_not_call_a_profile_new_once_it_has_learned(qtbot, tmp_path, monkeypatch):
+    from dasher_rnn.adapt.profiles import ProfileStore
+    from dasher_rnn.lm.ppm import PPMModel
+    from tests.conftest import make_sentences, writer_source
+    from tests.test_ui import ALPHABET, open_window, steer
+
+    monkeypatch.setenv("DASHER_RNN_CONFIG", str(tmp_path / "settings.json"))
+    monkeypatch.setenv("DASHER_RNN_PROFILES", str(tmp_path / "profiles"))
+    monkeypatch.setenv("DASHER_RNN_DOCUMENTS", str(tmp_path / "Documents"))
+    monkeypatch.setenv("DASHER_RNN_JOURNAL", str(tmp_path / "journal.json"))
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(make_sentences(300)) + "\n")
+    window = open_window(qtbot, source=writer_source("ppm", trained_ppm=model, profile="me"), profile="me")
+    window.writing.toggle_running()
+    steer(window, "I see")
+    window.messages.new_message()  # learned, not saved yet
+    store = ProfileStore()
+    dialog = window.profile_dialog(store)
+    qtbot.addWidget(dialog)
+    label = dialog.choice.buttons["me"].text()
+    assert "(new)" not in label and "in use" in label and "learning" in label
+    created = dialog.new_profile()  # what "me" learned is written before the switch
+    assert store.exists("me")
+    assert dialog.choice.buttons[created].text() == f"{created} (new)"  # a new one is new
+    label = dialog.choice.buttons["me"].text()
+    assert "(new)" not in label and "learned" in label and "in use" not in label
