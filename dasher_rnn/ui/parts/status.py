@@ -1,11 +1,17 @@
-"""The status bar: the writing figures, what learns and into which profile, and one notice per topic."""
+"""The status bar: the writing figures, what learns and into which profile, and one notice per topic.
+
+The notices have a line of their own under the figures, as wide as the window, and wrap there: a long notice
+(the command that adds a voice, a file's path) is read whole in a narrow window and never widens the window past
+the screen's edge.
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QStatusBar
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStatusBar, QVBoxLayout, QWidget
 
 from dasher_rnn.adapt.writer import WriterStatus
 from dasher_rnn.ui.widgets import wrap_tip
@@ -20,6 +26,39 @@ class Notices(Protocol):
     def show_message(self, text: str, ms: int = 4000) -> None: ...
 
 
+class WrappingLabel(QLabel):
+    """A label as wide as its place whose text wraps there, and as tall as the wrapped text (a layout asks a
+    wrapping label for its size hint, whose height is for a width of its own choosing, not the one it gets)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)  # never widens the window
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        super().setText(text)
+        self._fit()
+        self.setVisible(bool(text))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        return QSize(0, self.minimumHeight())
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return False  # its height is set above, for the width it has
+
+    def _fit(self) -> None:
+        height = self.heightForWidth(self.width()) if self.text() else 0
+        if height != self.minimumHeight():
+            self.setMinimumHeight(height)
+
+
 class StatusPart:
     def __init__(self, bar: QStatusBar) -> None:
         self.bar = bar
@@ -28,11 +67,20 @@ class StatusPart:
         self.cpm_label = QLabel()
         self.adaptation_label = QLabel()
         self.profile_label = QLabel()
-        self.notice_label = QLabel()
+        self.notice_label = WrappingLabel()
         self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice_label.hide()
+        figures = QHBoxLayout()
         for label in (self.speed_label, self.rate_label, self.cpm_label, self.adaptation_label, self.profile_label):
-            bar.addWidget(label)
-        bar.addWidget(self.notice_label, 1)
+            figures.addWidget(label)
+        figures.addStretch(1)
+        area = QWidget()  # the figures' line, and the notices' line under it
+        column = QVBoxLayout(area)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addLayout(figures)
+        column.addWidget(self.notice_label)
+        bar.addWidget(area, 1)
         self._notices: dict[str, str] = {}
 
     def set_notice(self, key: str, text: str) -> None:
