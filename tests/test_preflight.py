@@ -1,4 +1,5 @@
-"""The checks before the window opens: a display, and the system libraries Qt's X11 plugin needs."""
+"""The checks before the window opens: a display, the system libraries Qt's X11 plugin needs, and a voice to speak
+with (a note with the command that adds one, never a failure)."""
 
 from __future__ import annotations
 
@@ -94,3 +95,29 @@ def test_make_run_checks_first_with_no_installed_package(tmp_path):
                              check=True).stdout.splitlines()
     assert "-m dasher_rnn.ui.preflight" in planned[0]  # before the virtual environment is made
     assert any(" -m venv " in line for line in planned[1:])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command named is Linux's")
+def test_the_system_check_names_the_one_command_adding_a_voice_and_still_passes(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "apt-get").write_text("#!/bin/sh\nexit 1\n")  # Debian's package manager, never run
+    (bin_dir / "apt-get").chmod(0o755)
+    check = [sys.executable, "-S", "-m", "dasher_rnn.ui.preflight"]  # the system Python, nothing installed
+    env = _without_display(QT_QPA_PLATFORM="offscreen", PATH=str(bin_dir))  # a display: only speech is missing
+    done = subprocess.run(check, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    sudo = "" if os.geteuid() == 0 else "sudo "
+    assert done.returncode == 0  # writing works without speech
+    assert done.stderr.splitlines() == [f"dasher-rnn: No speech available: add a voice with {sudo}apt-get install "
+                                        "espeak-ng (optional: writing works without it)"]
+
+    without_display = subprocess.run(check, cwd=tmp_path, env=_without_display(PATH=str(bin_dir)), capture_output=True,
+                                     text=True, timeout=60)
+    assert without_display.returncode == 1
+    assert [line.split(":")[1] for line in without_display.stderr.splitlines()] == [" no display to open the window on",
+                                                                                   " No speech available"]
+
+    (bin_dir / "espeak-ng").write_text("#!/bin/sh\nexit 0\n")  # what that command installs
+    (bin_dir / "espeak-ng").chmod(0o755)
+    done = subprocess.run(check, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""

@@ -4,6 +4,9 @@ Without them Qt aborts (exit 134, a core dump) with advice that names one librar
 what is missing in one line, with the one ``apt-get install`` command that installs it. It uses only the
 standard library, so ``make run`` runs it with the system Python before anything is installed
 (``python3 -m dasher_rnn.ui.preflight``), and ``dasher-rnn app`` runs it before importing Qt.
+
+``make run``'s check also says, in one line, when nothing on the system can read the text aloud, with the one
+command that adds a voice (``ui/speech.py``); that is a note, not a failure: writing works without speech.
 """
 
 from __future__ import annotations
@@ -173,11 +176,24 @@ def app_problem(environ: Mapping[str, str] | None = None) -> str | None:
     return display_problem(environ) or libraries_problem(environ)
 
 
+def speech_problem() -> str | None:
+    """Why Speak will have no voice here, with the one command that adds one, or None: the system's speech programs
+    (``ui/speech.py``'s, found as the app finds them; Qt's text to speech is not part of the light install)."""
+    from dasher_rnn.ui.speech import Speaker  # the standard library only, as this module
+
+    speaker = Speaker(use_qt=False)
+    if speaker.available:
+        return None
+    return f"{speaker.reason} (optional: writing works without it)"
+
+
 def main() -> int:
-    """``make run``'s check: every problem on its own line; exit status 1 when there is one."""
+    """``make run``'s check: every problem on its own line; exit status 1 when there is one. No voice to speak
+    with is said the same way but is not a failure."""
     problems = [p for p in (display_problem(), libraries_problem()) if p]
-    for problem in problems:
-        print(f"dasher-rnn: {problem}", file=sys.stderr)
+    for line in [*problems, speech_problem()]:
+        if line:
+            print(f"dasher-rnn: {line}", file=sys.stderr)
     return 1 if problems else 0
 
 
