@@ -148,7 +148,10 @@ class Preferences(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
 
     alphabet: Name = "english"
-    model: Name = "rnn"  # "rnn"; "ppm" and "hybrid" may come later
+    # what predicted when the settings were saved, by the name the window's title and `--model` use (hybrid, rnn,
+    # ppm, uniform); the window writes it (ui/window.py), and `--model` chooses. Earlier versions wrote "rnn"
+    # whatever predicted: they load as they are, and the window's next save says what predicts
+    model: Name = "hybrid"
     language: Annotated[str, Field(pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")] = "en"  # what is written
     speed_bps: Speed = _ENGINE.speed_bps  # clamped into SPEED_RANGE, not reset
     auto_speed: bool = _ENGINE.auto_speed

@@ -229,3 +229,26 @@ def test_the_profile_dialog_does_not_call_a_profile_new_once_it_has_learned(qtbo
     assert dialog.choice.buttons[created].text() == f"{created} (new)"  # a new one is new
     label = dialog.choice.buttons["me"].text()
     assert "(new)" not in label and "learned" in label and "in use" not in label
+
+
+def test_the_settings_name_the_model_that_predicts_as_the_title_and_model_do(qtbot, tiny_model_dir, tmp_path,
+                                                                              monkeypatch):
+    import json
+
+    from dasher_rnn.cli import parse_args
+    from dasher_rnn.settings import Preferences, SettingsStore
+    from tests.conftest import writer_source
+    from tests.test_ui import open_window
+
+    for name, where in (("DASHER_RNN_PROFILES", "profiles"), ("DASHER_RNN_DOCUMENTS", "Documents"),
+                        ("DASHER_RNN_JOURNAL", "journal.json")):
+        monkeypatch.setenv(name, str(tmp_path / where))
+    assert Preferences().model == parse_args(["app"]).model == "hybrid"  # what the app writes with by default
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"model": "rnn"}))  # what every earlier version wrote, whatever predicted
+    store = SettingsStore(path)
+    assert store.load().model == "rnn"  # an old file loads as it is
+    window = open_window(qtbot, source=writer_source("hybrid", model_dir=tiny_model_dir), store=store)
+    assert window.windowTitle() == "dasher-rnn (hybrid)" and window.keeper.prefs.model == "hybrid"
+    window.close()
+    assert json.loads(path.read_text())["model"] == "hybrid"

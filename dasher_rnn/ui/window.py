@@ -15,6 +15,7 @@ from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar, QWidget
 
 from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+from dasher_rnn.adapt.writer import MODELS
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import Preferences, SettingsStore
 from dasher_rnn.ui.documents import documents_folder
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
 
         self.status = status = StatusPart(self.statusBar())
         self.keeper = keeper = PrefsKeeper(store, prefs, status, self)
+        self._remember_model()
         self.input = InputPart(controller, self.view, keeper, status, self)
         self.writing = WritingPart(controller, self.view, keeper, status, self.input.pointer_screen, self)
         self.messages = MessagesPart(controller, self.panel, status, self, journal)
@@ -242,6 +244,12 @@ class MainWindow(QMainWindow):
     def _show_title(self) -> None:
         self.setWindowTitle(f"dasher-rnn ({getattr(self.controller.source, 'name', 'model')})")
 
+    def _remember_model(self) -> None:
+        """The settings' "model" names what predicts, as the title does (saved with the next save: closing saves)."""
+        name = getattr(self.controller.source, "name", None)
+        if name in MODELS and name != self.keeper.prefs.model:
+            self.keeper.prefs = self.keeper.prefs.updated(model=name)
+
     def set_language(self, code: str) -> bool:
         """Write ``code``'s language from now on, without a restart: the message is finished, the old Writer saves
         its profile and closes, and every part follows the new one (alphabet, direction, speech, learning,
@@ -268,6 +276,7 @@ class MainWindow(QMainWindow):
         self.learning.apply_prefs(self.controller.writer)
         self.progress.follow_writer()
         self.phrases.follow_writer()
+        self._remember_model()  # PPM alone writes a language no RNN writes: the title and the settings say so
         self.keeper.remember(language=alphabet.language or code)
         self.status.set_notice("language", "")
         self._show_title()
