@@ -12,18 +12,21 @@ step and the model's answers are waited for between frames, so the test needs no
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported: no display needed
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from dasher_rnn.input.registry import INPUTS
 from dasher_rnn.input.switch import SwitchState
 from dasher_rnn.ui.window import MainWindow
 from dasher_rnn.zoom.control import Action
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import wait_for_answers
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
 from tests.test_ui import open_window, settings_path  # noqa: F401 -- the fixture
@@ -35,45 +38,46 @@ DT = 1.0 / FPS
 
 
 class KeyedSwitches:
-    """The window's controller as the simulated user sees it, except that a press or release is a key event sent
-    to the window, which its switch filter turns into the press. The window's frames run up to the moment the key
-    is meant for first (a frame of whatever length is left), so that it lands when the user pressed it and the test
-    does not depend on how the frames fall."""
+    """A controller as the simulated user sees it, except that a press or release is a key event sent to the
+    ``widget`` whose window's switch filter turns it into the press. The frames (``tick``, of a given length) run up
+    to the moment the key is meant for first (a frame of whatever length is left), so that it lands when the user
+    pressed it and the test does not depend on how the frames fall."""
 
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, controller: WritingController, widget: QWidget, tick: Callable[[float], Frame | None]) -> None:
+        self.controller, self.widget, self.tick = controller, widget, tick
         self.sent: list[tuple[int, bool]] = []
         self.actions: list[tuple[Action, str]] = []  # the control box's actions the frames reached, each with the
         # message as it left it
         self.frames = 0
 
     def __getattr__(self, name: str):
-        return getattr(self.window.controller, name)
+        return getattr(self.controller, name)
 
     def run_to(self, t: float) -> None:
         """Frames up to time ``t`` on the controller's clock: one that long, if it is ahead."""
-        dt = t - self.window.controller.clock
+        dt = t - self.controller.clock
         if dt > 1e-9:
-            frame = self.window.writing.tick(dt)
+            frame = self.tick(dt)
             self.frames += 1
             if self.frames % 40 == 0:
                 QApplication.processEvents()  # paint now and then, as the real loop does
-            if frame.action is not None:
-                self.actions.append((frame.action, self.window.controller.zoom.output))
+            if frame is not None and frame.action is not None:
+                self.actions.append((frame.action, self.controller.zoom.output))
 
     def press(self, button: int, t: float | None = None) -> None:
-        self.run_to(self.window.controller.clock if t is None else t)
+        self.run_to(self.controller.clock if t is None else t)
         self.sent.append((button, True))
-        QTest.keyPress(self.window, KEYS[button])
+        QTest.keyPress(self.widget, KEYS[button])
 
     def release(self, button: int, t: float | None = None) -> None:
-        self.run_to(self.window.controller.clock if t is None else t)
+        self.run_to(self.controller.clock if t is None else t)
         self.sent.append((button, False))
-        QTest.keyRelease(self.window, KEYS[button])
+        QTest.keyRelease(self.widget, KEYS[button])
 
 
 def switch_user(window: MainWindow, seed: int = 0) -> tuple[SwitchUser, KeyedSwitches]:
-    keys = KeyedSwitches(window)
+    """The simulated user pressing Space and Enter in the window, whose frames are ``writing.tick``."""
+    keys = KeyedSwitches(window.controller, window, window.writing.tick)
     return SwitchUser(keys, SwitchUserConfig(seed=seed)), keys  # type: ignore[arg-type]  # duck-typed
 
 
@@ -81,7 +85,7 @@ def write(person: SwitchUser, keys: KeyedSwitches, text: str, action: Action | N
           seconds: float = 240.0) -> None:
     """Frames until the message is ``text`` (then, with ``action``, until the control box's action happened),
     the user pressing keys as it decides; at most ``seconds`` of simulated time."""
-    c = keys.window.controller
+    c = keys.controller
     keys.actions.clear()
     deadline = c.clock + seconds
     while c.clock < deadline:
@@ -208,3 +212,17 @@ def test_a_scanning_selection_fires_only_the_action_it_ends_in():
         assert select(-25.0, 1049.0) == [Action.STOP]  # scanning's top box: the zoom ends with the crosshair in Stop
     finally:
         source.close()
+
+
+def test_a_modal_dialog_over_the_window_keeps_its_keys(window):
+    """Space and Enter are the switches only while the window has the keyboard: a modal dialog over it (Preferences,
+    the tutorial) has it, even before (or where) the window manager makes it the active window."""
+    c = window.controller
+    window.input.set_input("one-button")
+    window.show_preferences()
+    assert window._dialog is not None and window._dialog.isModal()
+    QTest.keyClick(window, Qt.Key.Key_Space)  # sent to the window: here it still is the active one
+    assert not c.running and c.switch.presses == 0
+    window._dialog.accept()
+    QTest.keyClick(window, Qt.Key.Key_Space)
+    assert c.running and c.switch.presses == 1

@@ -4,7 +4,8 @@ The switches are the keyboard's Space (the first) and Enter (the second), the mo
 right), and the switch source of the preferences (a game controller or the switch socket, input/switches.py).
 While a switch input is chosen, those keys and buttons are switches and nothing else: they do not start writing
 through the Start action nor click the canvas (an application event filter takes them first, only while this
-window is the active one, so dialogs keep their keys). Each frame the input part calls ``tick``, which hands the
+window has the keyboard: it is the modal dialog on top, or, with none, the active window; so a dialog keeps its keys
+even where the window manager has not made it the active window yet). Each frame the input part calls ``tick``, which hands the
 source's presses to the controller and shows the mode's boxes and markers on the view.
 """
 
@@ -78,7 +79,7 @@ class SwitchPart(QObject):
         kind = event.type()
         if kind in _KEY_EVENTS and isinstance(event, QKeyEvent):
             switch = SWITCH_KEYS.get(Qt.Key(event.key()))
-            if switch is None or QApplication.activeWindow() is not self.view.window() or event.modifiers() & (
+            if switch is None or not self._has_the_keys() or event.modifiers() & (
                     Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
                 return False
             if kind == QEvent.Type.ShortcutOverride:
@@ -92,6 +93,12 @@ class SwitchPart(QObject):
                 self._switch(switch, kind != QEvent.Type.MouseButtonRelease)
                 return True
         return False
+
+    def _has_the_keys(self) -> bool:
+        """The view's window has the keyboard: it is the modal dialog on top (the tutorial's canvas), or, with none
+        open, the active window. A modal dialog over the window (the tutorial, Preferences) has the keys even before
+        it is made the active window (or where it never is), and they must not start writing behind it."""
+        return (QApplication.activeModalWidget() or QApplication.activeWindow()) is self.view.window()
 
     def _switch(self, switch: int, down: bool) -> None:
         (self.controller.press if down else self.controller.release)(switch)
