@@ -1,5 +1,6 @@
 """The first-run tutorial: steering explained per input, practice phrases with the target path, a suggested
-speed, and nothing written in it learned (PPM counts and RNN weights unchanged) or journaled."""
+speed, and nothing written in it learned (PPM counts and RNN weights unchanged) or journaled; for a switch input,
+its mode explained press by press and the practice written with switches."""
 
 # ruff: noqa: E402  (the platform is chosen before Qt is imported)
 
@@ -9,11 +10,16 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import socket
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPushButton
 
+from dasher_rnn.input.registry import INPUTS
+from dasher_rnn.input.switch import SwitchConfig
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.tutorial import INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE, TutorialDialog, steering_help
@@ -22,7 +28,9 @@ from dasher_rnn.zoom.geometry import ORIGIN_Y
 from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.practice import on_course, suggest_speed, target_path
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
+from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
 from tests.conftest import writer_source
+from tests.test_switch_window import KeyedSwitches, write
 from tests.test_ui import DT, open_window, ppm_source, settings_path  # noqa: F401 -- the fixture
 
 
@@ -246,3 +254,79 @@ def test_closing_the_window_closes_the_tutorial(qtbot, settings_path):  # noqa: 
     window.close()  # e.g. SIGTERM: the application must not stay up for the dialog
     assert not dialog.isVisible() and dialog._closed
     assert window.open_tutorial() is None  # too late: a closed window opens nothing
+
+
+# -- switch users -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["one-button", "two-button", "scanning", "step-scan"])
+def test_each_switch_mode_is_explained_press_by_press(mode):
+    text = steering_help("switch", mode, SwitchConfig(scan_s=1.5, multi_press_s=0.8, long_press_s=1.2))
+    assert INPUTS[mode].label.lower() in text and "Back out" in text and "Stop" in text and "control box" in text
+    if mode in ("one-button", "two-button"):
+        assert "twice quickly (within 0.8 s)" in text and "hold it down for 1.2 s" in text  # how to back out
+        assert "Press once to stop backing out" in text
+    if mode == "scanning":
+        assert "1.5 s each" in text and "whole view" in text and "2 rounds without a press" in text
+    if mode in ("two-button", "step-scan"):
+        assert "Space" in text and "Enter" in text  # which switch does what
+    assert steering_help("mouse", mode) == steering_help("mouse")  # the other inputs' buttons explain those
+    overview = steering_help("switch")  # no switch input chosen: the four ways, and where to choose one
+    assert all(INPUTS[m].label in overview for m in ("one-button", "two-button", "scanning", "step-scan"))
+
+
+def tutorial_user(dialog: TutorialDialog, seed: int = 0):
+    """The simulated switch user pressing Space and Enter in the tutorial, whose frames are its ticks."""
+    keys = KeyedSwitches(dialog.controller, dialog, dialog.tick)
+    return SwitchUser(keys, SwitchUserConfig(seed=seed)), keys  # type: ignore[arg-type]  # duck-typed
+
+
+@pytest.mark.parametrize("mode", ["one-button", "scanning"])
+def test_a_switch_user_practises_with_switches(qtbot, settings_path, mode):  # noqa: F811
+    window = open_window(qtbot, input=mode, speed_bps=1.5)
+    writer = window.controller.writer
+    counts = writer.mixer.ppm.snapshot()["counts"].copy()
+    dialog = open_tutorial(qtbot, window)
+    assert dialog.switch_mode == mode and dialog.input_buttons["switch"].isChecked()
+    assert INPUTS[mode].label.lower() in dialog.help_label.text()  # the mode chosen, explained
+    dialog.start_practice()
+    assert dialog.controller.switch is not None and dialog.controller.switch.name == mode
+    dialog.tick(DT)
+    assert dialog.view.hint == "Press a switch to start" and dialog.view.switch is not None
+    person, keys = tutorial_user(dialog)
+    write(person, keys, dialog.phrase)
+    # the window's switches waited: the modal tutorial has the keys (even where it is not the active window)
+    assert not window.controller.running and window.controller.switch.presses == 0
+    assert dialog.scores[0] is not None and dialog.controller.zoom.output == "hello" and not dialog.controller.running
+    assert dialog.view.aim is None and dialog.view.switch.mode == mode  # its marks or boxes; no point to aim at
+    assert keys.sent and {button for button, _down in keys.sent} == {0}  # one switch: Space
+    assert np.array_equal(writer.mixer.ppm.snapshot()["counts"], counts)  # nothing learned
+    dialog.show_result()
+    if mode == "scanning":  # the speed does not pace scanning: nothing to suggest
+        assert dialog.use_button.isHidden() and "scan time" in dialog.result_label.text()
+    else:
+        assert "Suggested speed" in dialog.result_label.text()
+    dialog.reject()
+    assert window.tutorial is None
+    window.activateWindow()  # as the window manager makes it again
+    assert QTest.qWaitForWindowActive(window)
+    QTest.keyClick(window, Qt.Key.Key_Space)  # the window's own switches again
+    assert window.controller.running and window.controller.switch is not None
+
+
+def test_the_windows_switch_socket_is_lent_to_the_practice(qtbot, settings_path):  # noqa: F811
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    window = open_window(qtbot, input="two-button", switch_source="socket", switch_port=port)
+    source = window.input.switches.source
+    assert source is not None and source.port == port
+    dialog = open_tutorial(qtbot, window)
+    assert dialog.switch_source is source  # the window's, not a second socket on the same port
+    dialog.start_practice()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b"press 2", ("127.0.0.1", port))
+        qtbot.waitUntil(lambda: source.received > 0, timeout=5000)
+    dialog.tick(DT)
+    assert dialog.controller.running and dialog.controller.switch.presses == 1  # the socket's press started it
+    assert not window.controller.running
+    dialog.reject()
+    assert window.input.switches.source is source  # still the window's, open

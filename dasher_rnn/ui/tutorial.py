@@ -8,6 +8,12 @@ Practice writes with the user's own model through a ``PracticeSource``: nothing 
 (the Writer never sees a commit) and nothing is journaled or typed into other programs (the tutorial has
 its own controller; the window's text, journal and output are not touched). The window stops its own
 frames while the tutorial is open, so gaze and dwell act only here.
+
+With a switch input chosen (one switch, two switches, scanning, step scanning), the tutorial explains that mode:
+what each press does, how to back out, and how the control box stops; and the practice is written with switches.
+The tutorial's own switch part (``parts/switches.py``) takes Space, Enter and the mouse buttons on its canvas while
+it has the keyboard, and the window's game controller or switch socket is lent to it (its presses are drained here
+until the tutorial closes), so the practice is done with the switches the user writes with.
 """
 
 from __future__ import annotations
@@ -29,8 +35,12 @@ from PySide6.QtWidgets import (
 
 from dasher_rnn.input.gaze import GazeSource
 from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.input.registry import INPUTS
+from dasher_rnn.input.switch import SwitchConfig, SwitchState
+from dasher_rnn.input.switches import JoystickSwitches, UDPSwitches
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.gaze_input import gaze_to_view
+from dasher_rnn.ui.parts.switches import SwitchPart
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.zoom.controller import MessageStats, WritingController
 from dasher_rnn.zoom.model import Frame
@@ -50,11 +60,73 @@ FRAME_MS = 16
 NEXT_PHRASE_SECONDS = 1.5  # "well done" stays this long before the next phrase
 BUTTON_STYLE = "QPushButton { font-size: 16pt; padding: 10px 24px; min-height: 56px; }"
 INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE = range(3)
+SWITCH_MODES = tuple(name for name, kind in INPUTS.items() if kind.family == "switch")
+MENU_MODES = ("scanning", "step-scan")  # the zoom speed does not matter in them: they zoom into a box a press picks
+_STOP = ("Stop", "Steer into the grey control box after the letters (at the bottom of every box), then into Stop "
+                 "in it; the control box also deletes, speaks and starts a new message. (Writing > Control box "
+                 "shows it; the Switches preset turns it on.)")
 
 
-def steering_help(preset_name: str) -> str:
-    """The one-screen explanation of steering for an input preset (HTML)."""
+def switch_help(mode: str, config: SwitchConfig | None = None) -> list[tuple[str, str]]:
+    """What each press does in the switch mode ``mode``, how to back out and how to stop: (title, text) rows."""
+    c = config or SwitchConfig()
+    twice = (f"press the same switch twice quickly (within {c.multi_press_s:g} s), or hold it down for "
+             f"{c.long_press_s:g} s")
+    back = ("Back out", f"To go back, {twice}: the view zooms out and takes characters back. Press once to stop "
+                        "backing out, and once more to go on.")
+    if mode == "one-button":
+        return [("Start", "Press the switch (Space, or the left mouse button) to start. The boxes zoom towards the "
+                          "filled mark at the right edge: the one near the top or the one near the bottom."),
+                ("Steer", "Each press swaps the mark the zoom heads for, so the view swings up, then down. Press when "
+                          "the box you want has drifted past the red cross, and it swings back onto it; the boxes "
+                          "the red cross stays in are written."),
+                back, _STOP]
+    if mode == "two-button":
+        return [("Start", "Press either switch to start. The boxes zoom straight towards the red cross."),
+                ("Steer", "The first switch (Space, or the left mouse button) brings what is at the upper mark at the "
+                          "right edge down to the red cross; the second (Enter, or the right mouse button) brings "
+                          "what is at the lower mark up. Press when the box you want is at a mark."),
+                back, _STOP]
+    if mode == "scanning":
+        return [("Start", f"Press the switch (Space, or the left mouse button) to start. The boxes of the view are "
+                          f"outlined in turn, top to bottom, {c.scan_s:g} s each, then the whole view."),
+                ("Choose", "Press while the outlined box holds what you want: the view zooms into it, and the "
+                           "outlining starts again from the top."),
+                ("Back out", "Press while the whole view is outlined (after the last box): the view zooms out by half "
+                             "and takes characters back. It stays outlined, so each press backs out further."),
+                ("Stop", _STOP[1] + f" Writing also stops by itself after {c.scan_cycles} rounds without a press; a "
+                                    "press starts it again.")]
+    if mode == "step-scan":
+        return [("Start", "Press either switch to start: the top box of the view is outlined."),
+                ("Choose", "The first switch (Space, or the left mouse button) moves the outline to the next box, "
+                           "down the view and then round the whole view; the second (Enter, or the right mouse "
+                           "button) zooms into the outlined box."),
+                ("Back out", "Move the outline to the whole view (after the last box) and select it: the view zooms "
+                             "out by half and takes characters back."),
+                _STOP]
+    raise ValueError(f"unknown switch mode {mode!r}; known: {', '.join(SWITCH_MODES)}")
+
+
+def steering_help(preset_name: str, switch_mode: str | None = None, config: SwitchConfig | None = None) -> str:
+    """The one-screen explanation of steering for an input preset (HTML); for switches, of the switch mode
+    ``switch_mode`` (with the timings of ``config``), or of all of them when none is chosen."""
     p = PRESETS.get(preset_name, PRESETS["mouse"])
+    intro = ("<p>Every character is a box coming from the right; likelier characters get bigger boxes. "
+             "You write by steering into the boxes of what you want to say.</p>")
+    if preset_name == "switch" and switch_mode in SWITCH_MODES:
+        label = INPUTS[switch_mode].label
+        return (f"<h2>Writing with {html.escape(label.lower())}</h2>" + intro
+                + "".join(f"<p><b>{html.escape(title)}.</b> {html.escape(text)}</p>"
+                          for title, text in switch_help(switch_mode, config))
+                + "<p><b>Take back a run.</b> The Undo writing button takes back all you wrote since you last "
+                  "started.</p>")
+    if preset_name == "switch":
+        modes = "".join(f"<li><b>{html.escape(INPUTS[m].label)}</b>: {html.escape(INPUTS[m].about)}</li>"
+                        for m in SWITCH_MODES)
+        return (f"<h2>Writing with {html.escape(p.label.lower())}</h2>" + intro
+                + "<p>Space and Enter, the left and right mouse buttons, a game controller or a switch interface are "
+                  "the switches. Choose how to write with them as the Input (the toolbar, or Preferences):</p><ul>"
+                + modes + "</ul><p>The tutorial then explains that way and you practise with your switches.</p>")
     if preset_name == "mouse":
         how = [("Steer", "Move the pointer right of the red cross, onto the box you want: the view zooms into it. "
                          "Further right is faster; up and down choose between the boxes."),
@@ -72,9 +144,7 @@ def steering_help(preset_name: str) -> str:
                ("Back out", f"{pointing} the left of the red cross: the view zooms out and takes characters back."),
                ("Read freely", "While writing is stopped nothing moves, so you can read the boxes first.")]
     rows = "".join(f"<p><b>{html.escape(title)}.</b> {html.escape(text)}</p>" for title, text in how)
-    return (f"<h2>Writing with {html.escape(p.label.lower())}</h2>"
-            "<p>Every character is a box coming from the right; likelier characters get bigger boxes. "
-            "You write by steering into the boxes of what you want to say.</p>" + rows)
+    return f"<h2>Writing with {html.escape(p.label.lower())}</h2>" + intro + rows
 
 
 class TutorialView(DasherView):
@@ -149,7 +219,11 @@ class TutorialDialog(QDialog):
     to use from now on (None: keep theirs). ``finished`` is emitted when it closes, however it closes."""
 
     def __init__(self, writer, prefs: Preferences, speed_bps: float, gaze: GazeSource | None = None,
-                 parent: QWidget | None = None, phrases: tuple[str, ...] = PHRASES, start_timer: bool = True) -> None:
+                 parent: QWidget | None = None, phrases: tuple[str, ...] = PHRASES, start_timer: bool = True,
+                 switch_source: JoystickSwitches | UDPSwitches | None = None) -> None:
+        """``gaze``: the window's gaze source, if it has one; ``switch_source``: the window's game controller or
+        switch socket, lent while the tutorial is open (when not given, that of the window ``parent``'s switch
+        part, if it has one)."""
         super().__init__(parent)
         self.setWindowTitle("dasher-rnn tutorial")
         self.setModal(True)
@@ -165,6 +239,12 @@ class TutorialDialog(QDialog):
         self.chosen_speed: float | None = None
         self._next_in: float | None = None  # seconds until the next phrase, after one is written
         self._closed = False
+        kind = INPUTS.get(prefs.input)
+        self.switch_mode = prefs.input if kind is not None and kind.family == "switch" else None  # practise with it
+        if switch_source is None and parent is not None and self.switch_mode is not None:
+            window_switches = parent.findChild(SwitchPart)  # the window's, before this dialog makes its own
+            switch_source = window_switches.source if window_switches is not None else None
+        self.switch_source = switch_source  # lent: drained here, closed by its owner
 
         self.pages = QStackedWidget()
         self.pages.addWidget(self._intro_page())
@@ -207,12 +287,13 @@ class TutorialDialog(QDialog):
         buttons.addWidget(_button("Skip the tutorial", self.reject, "Go straight to writing (Help > Tutorial brings "
                                                                     "this back)"))
         layout.addLayout(buttons)
-        self.show_help(self.controller.preset.name)
+        self.show_help("switch" if self.switch_mode is not None else self.controller.preset.name)
         return page
 
     def show_help(self, preset_name: str) -> None:
-        """Explain steering for this input (only the explanation changes, not the settings)."""
-        self.help_label.setText(steering_help(preset_name))
+        """Explain steering for this input (only the explanation changes, not the settings); for switches, the
+        switch input chosen, if one is."""
+        self.help_label.setText(steering_help(preset_name, self.switch_mode, self.prefs.switch_config()))
         for name, button in self.input_buttons.items():
             button.setChecked(name == preset_name)
 
@@ -233,6 +314,9 @@ class TutorialDialog(QDialog):
         self.view.use_mouse = self.gaze is None
         self.view.clicked.connect(self._on_view_clicked)
         layout.addWidget(self.view, 1)
+        self.switches = SwitchPart(self.controller, self.view, self)
+        if self.switch_mode is not None:  # the keys and mouse buttons here; the window's other switches are lent
+            self.switches.start(self.switch_mode, self.prefs.model_copy(update={"switch_source": "keys"}))
         return page
 
     def _result_page(self) -> QWidget:
@@ -298,6 +382,17 @@ class TutorialDialog(QDialog):
                                       "Practise again, or keep your speed and start writing.</p>")
             self.use_button.hide()
             self.keep_button.setText("Start writing")
+        elif self.switch_mode in MENU_MODES:  # the speed does not pace them: no speed to suggest
+            done = f"{s.phrases} phrase" + ("s" if s.phrases != 1 else "")
+            pace = ("the scan time (Preferences, Input page) sets the pace" if self.switch_mode == "scanning"
+                    else "your presses set the pace")
+            self.result_label.setText(
+                f"<h2>How it went</h2><p>You wrote {done} at <b>{s.chars_per_minute:.0f} characters a minute</b>, "
+                f"and backed out of {s.corrections_per_char:.2f} characters for each one written.</p>"
+                f"<p>The zoom speed does not change {html.escape(INPUTS[self.switch_mode].label.lower())}: "
+                f"{pace}.</p>")
+            self.use_button.hide()
+            self.keep_button.setText("Start writing")
         else:
             done = f"{s.phrases} phrase" + ("s" if s.phrases != 1 else "")
             self.result_label.setText(
@@ -342,6 +437,8 @@ class TutorialDialog(QDialog):
             return None
         dt = min(elapsed, MAX_DT) if dt is None else dt
         c = self.controller
+        self._lent_presses()
+        self.switches.tick()  # a switch mode: its boxes or marks on the canvas
         if self._next_in is not None:
             self._next_in -= dt
             frame = c.frame(None, 0.0)
@@ -356,6 +453,12 @@ class TutorialDialog(QDialog):
         self.view.set_frame(frame, c.dwell.progress)
         self._refresh()
         return frame
+
+    def _lent_presses(self) -> None:
+        """The window's game controller or switch socket, lent to the practice: its presses to this controller."""
+        if self.switch_source is not None and self.switch_mode is not None:
+            for event in self.switch_source.events():
+                (self.controller.press if event.down else self.controller.release)(event.switch)
 
     def _refresh(self) -> None:
         """The phrase with the written part and the next character marked, the path, the hint and the button."""
@@ -374,22 +477,48 @@ class TutorialDialog(QDialog):
         self.view.path = target_path(zoom, target) if self._next_in is None else []
         astray = not on_course(zoom, target)
         lost = not target.startswith(zoom.root_text)  # the right boxes are off the screen: back out first
-        self.view.aim = target_pointer(zoom, target) if c.running and not lost and self._next_in is None else None
+        pointing = c.switch is None  # switches steer by presses: no point to aim at
+        self.view.aim = (target_pointer(zoom, target) if pointing and c.running and not lost and self._next_in is None
+                         else None)
         self.start_button.setText("Stop" if c.running else "Start")
         self.start_button.setEnabled(self._next_in is None)
+        glyph = c.zoom.alphabet.glyph(nxt) if nxt else ""
         if self._next_in is not None:
             self.view.hint = "Well done!" if self.index + 1 < len(self.phrases) else "Well done: that was the last one"
+        elif self.switch_mode is not None:
+            self.view.hint = self._switch_hint(lost, astray, glyph)
         elif lost:
             self.view.hint = "Not this way: back out by pointing left of the red cross"
         elif astray:
             self.view.hint = "Not this one: steer into the green box beside it"
         elif c.running:
-            self.view.hint = f"Steer into the green box: {c.zoom.alphabet.glyph(nxt) if nxt else ''}"
+            self.view.hint = f"Steer into the green box: {glyph}"
         elif c.preset.dwell_start:
             self.view.hint = "Rest the pointer on the red cross to start"
         else:
             self.view.hint = "Click on the boxes (or press Start) to start"
         self.view.update()
+
+    def _switch_hint(self, lost: bool, astray: bool, glyph: str) -> str:
+        """What to press next, in the switch mode practised."""
+        c, mode = self.controller, self.switch_mode
+        menu = mode in MENU_MODES
+        if not c.running:
+            return "Press a switch to start"
+        if c.switch is not None and c.switch.state == SwitchState.REVERSING:
+            return "Backing out: press once to stop, once more to go on"
+        if lost:
+            return ("Not this way: select the whole view to back out" if menu
+                    else "Not this way: press twice quickly to back out")
+        if astray:
+            return "Not this one: the green box beside it is next"
+        if mode == "scanning":
+            return f"Press while the box holding the green box is outlined: {glyph}"
+        if mode == "step-scan":
+            return f"Step to the box holding the green box (Space), then select it (Enter): {glyph}"
+        if mode == "two-button":
+            return f"Bring the green box to the red cross (Space: down from above, Enter: up from below): {glyph}"
+        return f"Press when the green box has drifted past the red cross, to swing back onto it: {glyph}"
 
     # -- closing ----------------------------------------------------------------------------
     def _on_finished(self, _result: int) -> None:
@@ -401,6 +530,7 @@ class TutorialDialog(QDialog):
             return
         self._closed = True
         self.timer.stop()
+        self.switches.stop()  # its keys and mouse buttons go back to the window (the lent source is not closed)
         self.controller.stop()
         self.controller.close()
 
