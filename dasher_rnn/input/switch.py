@@ -92,7 +92,7 @@ class SwitchConfig:
     # 1024-2048)
     lag_s: float = 0.05  # two-button: the shift is enlarged by the zoom during this lag (LP_DYNAMIC_BUTTON_LAG; 0-1 s)
     swap_buttons: bool = False  # two-button: the first switch steers down, the second up (BP_TWOBUTTON_REVERSE)
-    target_x: float = 100.0  # one-button's points: this far from the right edge (Dasher: 100) ...
+    target_x: float = 100.0  # one-button's points (and two-button's marks): this far from the right edge (Dasher: 100) ...
     target_y: float = 100.0  # ... and this far from the top and from the bottom (Dasher: 100 and 3996 of 4096)
 
     def __post_init__(self) -> None:
@@ -128,8 +128,8 @@ class Steering:
 class Marker:
     """A point the view marks for a dynamic mode. ``role`` is ``"target"`` (one-button: where the zoom heads when
     ``active``, the other one after the next press) or ``"shift"`` (two-button: the height a press of switch
-    ``button`` brings to the crosshair). Dasher draws them beside the right edge (``DecorateView``); draw them at
-    the edge, at height ``y``."""
+    ``button`` brings to the crosshair). Dasher draws them beside the right edge (``DecorateView``); both modes put
+    them ``target_x`` in from it, so that a mark drawn round its point is whole on the view."""
 
     x: float
     y: float
@@ -406,10 +406,10 @@ class TwoButtonDynamic(DynamicMode):
         return self.config.target_x, ORIGIN_Y
 
     def view(self) -> SwitchView:
-        offset = self.config.two_button_offset
-        up = 1 if self.config.swap_buttons else 0
-        markers = (Marker(0.0, ORIGIN_Y - offset, "shift", button=up),
-                   Marker(0.0, ORIGIN_Y + offset, "shift", button=1 - up))
+        offset, x = self.config.two_button_offset, self.config.target_x  # as far in from the edge as one-button's:
+        up = 1 if self.config.swap_buttons else 0  # a mark centred on the edge would be half off the view
+        markers = (Marker(x, ORIGIN_Y - offset, "shift", button=up),
+                   Marker(x, ORIGIN_Y + offset, "shift", button=1 - up))
         return SwitchView(self.name, self.state, markers, hint=self._hint())
 
 
