@@ -36,6 +36,17 @@ action, pictured with the control box open (three quarters of the view high), al
 writes PREFIX.png: the window part way through writing the text in that language (a language code, as
 ``dasher-rnn languages`` lists them) with Dasher's PPM over the language's alphabet, trained on the given text
 (none: PPM starts from nothing); a right-to-left language's view is mirrored and its text panel right to left.
+
+    xvfb-run -a -s "-screen 0 1600x900x24" python bench/screenshots.py docs/switch "hello, how are you" \
+        --switch one-button --switch two-button --switch scanning
+
+writes PREFIX-MODE.png for each switch input named (one-button, two-button, scanning, step-scan): the window with
+that input and the Switches preset (control box on), the text written with the shipped RNN by the simulated switch
+user (zoom/switch_user.py) pressing the window's switches, pictured part way through (at --at characters, default
+half the text) with the mode's marks or scanning boxes over the boxes: one-button's two target marks at the right
+edge (the one the zoom heads for filled), two-button's marks of the heights a press brings to the crosshair,
+scanning's boxes with the highlighted one bold and the back box round the view (pictured as the user is about to
+press for the highlighted box).
 """
 
 from __future__ import annotations
@@ -276,6 +287,73 @@ def language(path: str, code: str, text: str, ppm_train: tuple[str, ...], second
     return str(take_screenshot(path, text, seconds, scheme, speed_bps, writer=writer))
 
 
+def switch_writing(prefix: str, modes: list[str], text: str, at: int, speed_bps: float, fps: float = 30.0,
+                   seed: int = 0) -> list[str]:
+    """The window part way through writing ``text`` with each switch input in ``modes``, steered by the simulated
+    switch user, pictured once ``at`` characters of it are written and the mode's marks show what it does next."""
+    import tempfile
+    from pathlib import Path
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.input.switch import MenuMode
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.app import _application
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.simulate import wait_for_answers
+    from dasher_rnn.zoom.sources import WriterSource
+    from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
+
+    app = _application()
+    written = []
+    for mode in modes:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = SettingsStore(Path(tmp) / "settings.json")
+            prefs = store.load().updated(input=mode, preset="switch", control_mode=True, speed_bps=speed_bps,
+                                         auto_speed=False, tutorial_done=True)
+            source = WriterSource(build_writer(WriterConfig(model="rnn")), prefs.start_lower_share)
+            controller = WritingController(source, prefs.controller_config())
+            window = MainWindow(controller, store, prefs, start_timer=False)
+            try:
+                window.show_sized_to_screen()
+                app.processEvents()
+                if controller.switch is None or controller.switch.name != mode:
+                    raise RuntimeError(f"the window did not start the {mode} input")
+                person = SwitchUser(controller, SwitchUserConfig(seed=seed))
+                zoom, dt = controller.zoom, 1.0 / fps
+                goal = text[: max(1, min(at, len(text)))]
+                for _ in range(int(300 * fps)):
+                    wait_for_answers(zoom)  # the same picture however busy this machine is
+                    now = controller.clock
+                    person.decide(now, zoom.context + text, None)
+                    person.land(now + dt)
+                    frame = window.writing.tick(dt)
+                    app.processEvents()
+                    if frame.action is not None:
+                        raise RuntimeError(f"{mode}: the control box's {frame.action} happened before the picture")
+                    mode_now = controller.switch
+                    # the moment: the goal written (the text so far right), writing on, and (scanning) the user
+                    # about to press for the box highlighted now, the view still between selections
+                    due = not isinstance(mode_now, MenuMode) or (not zoom.zooming and any(
+                        event.down and event.aim == mode_now.highlighted for event in person.events))
+                    if len(zoom.output) >= len(goal) and text.startswith(zoom.output) and controller.running and due:
+                        break
+                else:
+                    raise RuntimeError(f"{mode}: {goal!r} was not written in 300 s (got {zoom.output!r})")
+                wait_for_answers(zoom)
+                window.writing.tick(0.0)
+                window.update_status()
+                app.processEvents()
+                path = f"{prefix}-{mode}.png"
+                if not window.screen().grabWindow(window.winId()).save(path):
+                    raise OSError(f"could not save {path}")
+                written.append(path)
+                person.finish()
+            finally:
+                window.close()
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefix", help="path prefix of the two PNG files")
@@ -295,7 +373,16 @@ def main() -> None:
                         help="instead: write the text in this language with PPM over its alphabet, picture PREFIX.png")
     parser.add_argument("--ppm-train", metavar="FILE", action="append", default=[],
                         help="with --language: PPM's training text (repeatable)")
+    parser.add_argument("--switch", metavar="MODE", action="append", default=[],
+                        choices=("one-button", "two-button", "scanning", "step-scan"),
+                        help="instead: write the text with this switch input, picture PREFIX-MODE.png (repeatable)")
+    parser.add_argument("--at", type=int, default=0,
+                        help="with --switch: picture once this many characters are written (default: half the text)")
     args = parser.parse_args()
+    if args.switch:
+        speed = args.speed if args.speed != parser.get_default("speed") else 1.5  # the switch users' pace
+        print("\n".join(switch_writing(args.prefix, args.switch, args.text, args.at or len(args.text) // 2, speed)))
+        return
     if args.language:
         print(language(f"{args.prefix}.png", args.language, args.text, tuple(args.ppm_train), args.seconds,
                        args.speed, args.scheme))
