@@ -8,12 +8,17 @@ carried state, the step, the characters seen and the validation history, plus a 
 gives the command continuing it. Resuming starts a fresh AdamW whose rate warms up again over
 ``resume_warmup`` steps. Checkpoints of the earlier format (float32 weights and AdamW moments) are
 still read, and resume exactly.
+
+For an accelerator (``tools/gpu_run.py``): ``Trainer.use_amp`` trains under autocast (bf16 or fp16) with a gradient
+scaler where the recurrence runs in float16, ``Trainer.run(max_seconds=...)`` stops after a wall time with a
+validation record and a checkpoint, and ``Trainer.batch`` is where a subclass feeds batches made ahead.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -147,6 +152,8 @@ class Trainer:
         self.resumed_at: int | None = None  # step at which a fresh optimizer took over (None: not resumed so)
         self.command = command
         self.origin: dict | None = None  # where the weights came from when the run started from another model
+        self.amp_dtype: torch.dtype | None = None  # autocast's dtype in training steps (None: float32); see use_amp
+        self.scaler: torch.amp.GradScaler | None = None
 
     def _new_optimizer(self) -> torch.optim.Optimizer:
         # the learned initial state is trained separately (init_state.py), never here
@@ -157,6 +164,16 @@ class Trainer:
             [{"params": decay, "weight_decay": self.tc.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=self.tc.lr, betas=(0.9, 0.99),
         )
+
+    def use_amp(self, dtype: torch.dtype | None, scale_grads: bool | None = None) -> None:
+        """Train under autocast in ``dtype`` (torch.bfloat16 or torch.float16; None: float32 again). The weights,
+        the optimizer and validation stay in float32. ``scale_grads`` (default: on CUDA, or for float16) scales the
+        loss with a GradScaler: on CUDA, autocast runs cuDNN's LSTM in float16 whatever the dtype asked for (ATen's
+        AutocastRNN.cpp casts ``_cudnn_rnn`` to half), so its small gradients need the scaling that float16 does."""
+        self.amp_dtype = dtype
+        if scale_grads is None:
+            scale_grads = dtype is not None and (self.device.type == "cuda" or dtype == torch.float16)
+        self.scaler = torch.amp.GradScaler(self.device.type) if scale_grads else None
 
     @property
     def is_main(self) -> bool:
@@ -241,23 +258,36 @@ class Trainer:
         return True
 
     # -- training ------------------------------------------------------------------------
+    def batch(self, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(inputs, targets, reset) of ``step`` for this process's rows; a subclass may make them ahead."""
+        return self.stream.batch(step, self.rows)
+
     def train_step(self) -> float:
         """One optimisation step; returns the batch loss in bits/char (this process's rows)."""
         tc = self.tc
-        inputs, targets, reset = self.stream.batch(self.step, self.rows)
-        inputs_t = torch.from_numpy(inputs).to(self.device)
-        targets_t = torch.from_numpy(targets).to(self.device)
+        inputs, targets, reset = self.batch(self.step)
+        inputs_t = torch.from_numpy(inputs).to(self.device, non_blocking=True)
+        targets_t = torch.from_numpy(targets).to(self.device, non_blocking=True)
         keep = torch.from_numpy(~reset).to(self.device).float()[None, :, None]
         state = (self.state[0] * keep, self.state[1] * keep)
-        logp, state = self.net(inputs_t, state)
-        loss = F.nll_loss(logp.reshape(-1, logp.shape[-1]), targets_t.reshape(-1), ignore_index=-1)
+        amp = nullcontext() if self.amp_dtype is None else torch.autocast(self.device.type, dtype=self.amp_dtype)
+        with amp:
+            logp, state = self.net(inputs_t, state)
+        loss = F.nll_loss(logp.float().reshape(-1, logp.shape[-1]), targets_t.reshape(-1), ignore_index=-1)
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr()
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip)
-        self.optimizer.step()
-        self.state = (state[0].detach(), state[1].detach())
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip)
+            self.scaler.step(self.optimizer)  # skipped (and the scale lowered) when a gradient overflowed
+            self.scaler.update()
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip)
+            self.optimizer.step()
+        self.state = (state[0].detach().float(), state[1].detach().float())
         self.step += 1
         self.chars += self.global_batch * tc.seq_len
         return loss.item() / LN2
@@ -268,8 +298,13 @@ class Trainer:
         return {"step": self.step, "chars": self.chars, "elapsed_s": round(self.elapsed),
                 "val_bpc": {k: round(v, 4) for k, v in val.items()}}
 
-    def run(self, progress: bool = True) -> list[dict]:
+    def run(self, progress: bool = True, max_seconds: float | None = None) -> list[dict]:
+        """Train to ``tc.steps``, or until ``max_seconds`` of wall time have passed since the call: then the run stops
+        after the step in hand with a validation record and a checkpoint, and the same run can be continued."""
         tc = self.tc
+        if max_seconds is not None and self.distributed:
+            raise ValueError("a wall-time limit is for one process: under torchrun the ranks could stop at different steps")
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
         self.model.train()
         chars_per_step = self.global_batch * tc.seq_len
         bar = tqdm(total=tc.steps, initial=self.step, disable=not progress or not self.is_main, unit="step",
@@ -284,12 +319,17 @@ class Trainer:
                 ema = bpc if ema is None else 0.98 * ema + 0.02 * bpc
                 bar.set_postfix(bpc=f"{ema:.3f}", chars_s=f"{chars_per_step / dt:,.0f}", lr=f"{self.lr():.1e}")
                 bar.update(1)
-                if self.is_main and (self.step % tc.eval_every == 0 or self.step == tc.steps):
+                timed_out = deadline is not None and time.monotonic() >= deadline and self.step < tc.steps
+                if self.is_main and (self.step % tc.eval_every == 0 or self.step == tc.steps or timed_out):
                     record = {**self.validate(), "train_bpc": round(ema, 4)}
                     self.history.append(record)
                     bar.write(json.dumps(record))
-                if self.step % tc.checkpoint_every == 0 or self.step == tc.steps:
+                if self.step % tc.checkpoint_every == 0 or self.step == tc.steps or timed_out:
                     self.save_checkpoint()
+                if timed_out:
+                    bar.write(f"time limit of {max_seconds:g} s: stopped at step {self.step} of {tc.steps}, checkpoint "
+                              "saved; run the same command again to continue")
+                    break
         except KeyboardInterrupt:
             if not self.distributed:
                 self.save_checkpoint()

@@ -1,0 +1,148 @@
+"""tools/gpu_run.py, the turnkey GPU run (issue 39), on the CPU: pack -> train for a few seconds -> the exported
+checkpoint in parts -> join -> `dasher-rnn train` continues it, and it loads as a model; and the hooks it needs in
+lm/train.py (autocast with a gradient scaler, a wall-time limit, the batch hook). No timing is asserted."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from .conftest import tiny_trainer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def gpu_run():
+    spec = importlib.util.spec_from_file_location("gpu_run", ROOT / "tools" / "gpu_run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def pack_tiny(gpu_run, corpus_dir: Path, job: Path, budget: int, **kw) -> dict:
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.corpus import sources_from_paths
+
+    return gpu_run.pack(sources_from_paths([str(corpus_dir)]), load_alphabet("english"), job / "cache", job, "tiny",
+                        budget, val_fraction=0.2, val_chars=1500, say=lambda *_: None, **kw)
+
+
+def test_allocation_shares_by_weight_and_caps_a_source_at_its_length(gpu_run):
+    assert gpu_run.allocate(100, [1, 1], [1000, 1000]) == [50, 50]
+    assert gpu_run.allocate(100, [3, 1], [10, 1000]) == [10, 90]  # what the short source cannot take goes on
+    assert gpu_run.allocate(10**6, [1, 1, 0], [10, 20, 30]) == [10, 20, 0]
+    data = np.frombuffer(b"aa\nbbb\ncc\ndddd\neee\nff\n" * 50, dtype=np.uint8)
+    pieces, count = gpu_run.take_pieces(data, 60, 20, gpu_run.line_starts(data, ord("\n")))
+    assert count == 3 and 0 < len(pieces) <= 60 and pieces[-1] == ord("\n")
+    assert all(line in (b"aa", b"bbb", b"cc", b"dddd", b"eee", b"ff") for line in pieces.tobytes().split(b"\n")[:-1])
+
+
+def test_pack_keeps_validation_whole_subsamples_training_within_the_budget_and_decodes(gpu_run, tiny_corpus_dir,
+                                                                                     tmp_path):
+    from dasher_rnn.alphabet import load_alphabet
+    from dasher_rnn.lm.corpus import build_corpus, sources_from_paths
+
+    full = build_corpus(sources_from_paths([str(tiny_corpus_dir)]), load_alphabet("english"), tmp_path / "job" / "cache",
+                        val_fraction=0.2).sources[0]
+    budget = 5_200  # the manifest (1.6 kB), the validation text, and about a third of the training text
+    manifest = pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "job", budget, piece_chars=2000)
+    size = sum((tmp_path / "job" / f"tiny.{ext}").stat().st_size for ext in ("bin", "json"))
+    assert size <= budget
+    entry = manifest["sources"][0]
+    assert entry["train"]["of_chars"] == len(full.train) > entry["train"]["chars"] > 0  # a part of it, in pieces
+    assert entry["train"]["pieces"] > 1
+    corpus, _ = gpu_run.load_shard(tmp_path / "job" / "tiny")
+    src = corpus.sources[0]
+    assert np.array_equal(src.val, np.asarray(full.val[:1500]))  # the CPU runs' validation text, exactly
+    assert corpus.alphabet.symbols == load_alphabet("english").symbols
+    data, newline = bytes(full.train), bytes([corpus.alphabet.index("\n")])
+    lines = src.train.tobytes().split(newline)
+    assert lines[-1] == b"" and len(lines) > 20  # whole lines ...
+    assert all(newline + line + newline in data for line in lines[1:-1])  # ... of the source's own text
+
+    big = pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "all", 10**7)  # room for everything: all of it
+    assert big["sources"][0]["train"]["chars"] == len(full.train)
+    with pytest.raises(SystemExit):
+        pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "none", 1000)  # not even the validation text fits
+
+
+def test_amp_with_a_grad_scaler_and_a_wall_time_limit_stop_with_a_checkpoint_that_resumes(tiny_corpus_dir, tmp_path):
+    from dasher_rnn.lm.train import CHECKPOINT_META
+
+    torch.set_num_threads(1)
+    trainer = tiny_trainer(tiny_corpus_dir, tmp_path, steps=10**6, eval_every=10**6, checkpoint_every=10**6)
+    trainer.use_amp(torch.bfloat16, scale_grads=True)
+    assert trainer.scaler is not None and trainer.scaler.is_enabled()
+    seen = []
+    original = trainer.batch
+    trainer.batch = lambda step: (seen.append(step), original(step))[1]  # the hook a GPU trainer feeds batches through
+    trainer.run(progress=False, max_seconds=0.5)
+    assert 0 < trainer.step < 10**6 and seen == list(range(trainer.step))
+    assert trainer.state[0].dtype == torch.float32  # the carried state stays float32 under autocast
+    meta = json.loads((tmp_path / CHECKPOINT_META).read_text())
+    assert meta["step"] == trainer.step and meta["history"][-1]["step"] == trainer.step  # validated and saved
+    assert np.isfinite(meta["history"][-1]["val_bpc"]["overall"])
+    again = tiny_trainer(tiny_corpus_dir, tmp_path, steps=trainer.step + 2)
+    assert again.load_checkpoint() and again.step == trainer.step
+    again.run(progress=False)
+    assert again.step == trainer.step + 2
+    trainer.use_amp(None)
+    assert trainer.amp_dtype is None and trainer.scaler is None
+
+
+def test_the_chain_pack_train_join_resume_and_load(gpu_run, tiny_corpus_dir, tmp_path):
+    from dasher_rnn.cli import main
+    from dasher_rnn.lm.model_io import load_tensors
+    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META, load_start_model
+
+    pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
+    out, work = tmp_path / "out", tmp_path / "work"
+    # as the device call runs it: a script from the tree, its own process, $OUT for the output folder
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gpu_run.py"), "train", "--shard", str(tmp_path / "gpu_job" / "tiny"),
+         "--work", str(work), "--embed", "8", "--hidden", "32", "--layers", "2", "--batch-size", "8", "--seq-len", "32",
+         "--warmup", "3", "--val-chars", "1500", "--minutes", "0.1", "--reserve-seconds", "0.2", "--eval-seconds", "0.5",
+         "--device", "cpu", "--threads", "1", "--workers", "1", "--part-mb", "0.02", "--scale-grads", "on"],
+        cwd=tmp_path, env=dict(os.environ, OUT=str(out), OMP_NUM_THREADS="1"),
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "validation curve" in done.stdout and "timed 10 steps" in done.stdout
+    exported = out / "run"
+    names = sorted(p.name for p in exported.iterdir())
+    assert "checkpoint.parts.json" in names and CHECKPOINT not in names  # cut in parts of at most --part-mb
+    assert all(p.stat().st_size <= 0.02 * 2**20 for p in exported.glob(f"{CHECKPOINT}.part*"))
+    meta = json.loads((exported / CHECKPOINT_META).read_text())
+    assert meta["step"] == meta["train_config"]["steps"] > 10 and len(meta["history"]) >= 2
+    assert meta["command"].startswith("python tools/gpu_run.py train --shard")
+
+    home = tmp_path / "home"
+    gpu_run.join_run(exported, home)
+    tensors = load_tensors(home / CHECKPOINT)
+    assert all(v.dtype == torch.float16 for v in tensors.values())
+    model, alphabet, origin = load_start_model(home)  # loads as a model
+    assert origin["architecture"] == "lstm 2x32" and model.config.vocab_size == len(alphabet)
+    with pytest.raises(SystemExit):
+        gpu_run.join_run(exported, home)  # no silent overwrite
+
+    # `dasher-rnn train` continues it on the CPU, from the text itself, and finishes a model
+    step = meta["step"]
+    assert main(["train", str(tiny_corpus_dir), "--out", str(home), "--embed", "8", "--hidden", "32", "--layers", "2",
+                 "--steps", str(step + 3), "--batch-size", "4", "--seq-len", "16", "--val-fraction", "0.2",
+                 "--val-chars", "500", "--eval-every", "1000", "--no-progress", "--threads", "1"]) == 0
+    resumed = json.loads((home / CHECKPOINT_META).read_text())
+    assert resumed["step"] == step + 3 and (home / "model" / "weights.safetensors").is_file()
+
+
+def test_probe_needs_no_shard(gpu_run, capsys):
+    assert gpu_run.main(["probe", "--archs", "1x16,2x8", "--batches", "2,4", "--seq-len", "8", "--device", "cpu",
+                         "--repeats", "1", "--threads", "1"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [(r["arch"], r["batch"]) for r in rows] == [("1x16", 2), ("1x16", 4), ("2x8", 2), ("2x8", 4)]
+    assert all(r["chars_s"] > 0 for r in rows)
