@@ -683,7 +683,7 @@ def train(args: argparse.Namespace, argv: list[str]) -> Path:
         raise SystemExit(f"no time left to train in --minutes {args.minutes} (setup took {time.monotonic() - t_start:.0f} s)")
     trainer.train_seconds = train_s
     trainer.start()
-    log(f"training for {train_s:.0f} s of wall time (--minutes {args.minutes}, {reserve:.0f} s kept for the end)")
+    log(f"training for {train_s:.0f} s of wall time (--minutes {args.minutes:g}, {reserve:.0f} s kept for the end)")
     trainer.run(progress=False, max_seconds=train_s)
     print_curve(trainer.history)
     log(f"done: step {trainer.step:,}, {trainer.chars:,} characters in this run folder, {trainer.elapsed:.0f} s of steps, "
@@ -746,7 +746,7 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     log(f"pack: {time.monotonic() - t0:.1f} s")
     argv = ["train", "--shard", str(folder / "job" / "smoke"), "--out", str(folder / "out"), "--work", str(folder / "work"),
             "--embed", "16", "--hidden", "48", "--layers", "2", "--batch-size", "16", "--seq-len", "32", "--lr", "3e-3",
-            "--warmup", "5", "--val-chars", "2000", "--minutes", str(args.seconds / 60), "--eval-seconds", "1",
+            "--warmup", "5", "--val-chars", "2000", "--minutes", f"{args.seconds / 60:.4g}", "--eval-seconds", "1",
             "--print-seconds", "2", "--reserve-seconds", "0.5", "--device", "cpu", "--threads", "1", "--amp", "bf16",
             "--scale-grads", "on", "--part-mb", "0.05", "--workers", "1"]
     log("$ python tools/gpu_run.py " + shlex.join(argv))
@@ -779,9 +779,11 @@ def build_parser() -> argparse.ArgumentParser:
     def sources(p: argparse.ArgumentParser) -> None:
         p.add_argument("paths", nargs="*", help="text files or folders (one equally weighted source each)")
         p.add_argument("--mix", help="training-mix JSON (default: dasher_rnn/assets/training_mix_v3.json)")
-        p.add_argument("--corpus-root", default=str(ROOT.parent / "shared" / "corpora" / "train"))
+        # as dasher-rnn train's and the runbook's commands give them (from the repository root), so that the
+        # encoded corpus cache is the same folder
+        p.add_argument("--corpus-root", default="../shared/corpora/train")
         p.add_argument("--alphabet", default="english", help="a name or a file, as for dasher-rnn train")
-        p.add_argument("--corpus-cache", default=str(ROOT / "runs" / "corpus-cache"))
+        p.add_argument("--corpus-cache", default="runs/corpus-cache")
 
     p = sub.add_parser("pack", help="encode and compress training text into gpu_job/NAME.{bin,json}")
     sources(p)
