@@ -176,6 +176,19 @@ def test_a_resting_pointer_stops_writing_within_the_set_time():
     assert never.running
 
 
+def test_the_dwell_that_stops_starts_again_without_looking_away():
+    c = controller(preset="eye-tracker")
+    dt, t = 1 / 30, 0.0
+    states = []
+    while t < 3.6:  # resting on the crosshair: start after 1 s, stop after 2 s, start after 3 s
+        c.frame((ORIGIN_X, ORIGIN_Y), dt)
+        t += dt
+        states.append(c.running)
+    flips = [i for i in range(1, len(states)) if states[i] != states[i - 1]]
+    assert len(flips) == 3 and states[-1]
+    assert [round(i * dt) for i in flips] == [1, 2, 3]
+
+
 def ppm_controller() -> WritingController:
     model = PPMModel(ALPHABET)
     model.train_text("\n".join(make_sentences(300)) + "\n")

@@ -35,3 +35,11 @@ def test_bad_input_is_ignored_and_bad_settings_rejected():
     assert feed(d, [(0.0, 0.0)] * 4).count(True) == 1
     with pytest.raises(ValueError):
         DwellDetector(radius=0.0, seconds=1.0)
+
+
+def test_rearm_starts_the_next_dwell_at_once_instead_of_waiting_for_a_look_away():
+    d = DwellDetector(radius=10.0, seconds=1.0, rearm=True)
+    fired = [t / 10 for t in range(36) if d.update(0.0, 0.0, t / 10)]
+    assert fired == [1.0, 2.0, 3.0]  # the ring fills again while the pointer stays
+    once = DwellDetector(radius=10.0, seconds=1.0)
+    assert [t / 10 for t in range(36) if once.update(0.0, 0.0, t / 10)] == [1.0]

@@ -1,7 +1,9 @@
 """Dwell to start: resting the pointer on a spot for a while acts as a click, for users who cannot click.
 
 The detector fires once per visit: after firing it waits for the pointer to leave the circle before it
-can fire again, so a user who keeps looking at the start spot does not toggle start/stop repeatedly.
+can fire again, so a user who keeps looking at the start spot does not toggle start/stop repeatedly. With
+``rearm`` it is ready again at once instead: a new dwell starts after firing (the ring fills again), so a gaze user
+who stopped by a dwell starts again by dwelling on, without looking away and back first.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ import math
 class DwellDetector:
     """Fires when the pointer stays within ``radius`` of ``centre`` for ``seconds`` (view units, seconds)."""
 
-    def __init__(self, radius: float, seconds: float, centre: tuple[float, float] = (0.0, 0.0)) -> None:
+    def __init__(self, radius: float, seconds: float, centre: tuple[float, float] = (0.0, 0.0),
+                 rearm: bool = False) -> None:
         if not (radius > 0 and seconds >= 0):
             raise ValueError(f"dwell needs radius > 0 and seconds >= 0 (got {radius}, {seconds})")
-        self.radius, self.seconds, self.centre = radius, seconds, centre
+        self.radius, self.seconds, self.centre, self.rearm = radius, seconds, centre, rearm
         self.reset()
 
     def reset(self) -> None:
@@ -47,6 +50,9 @@ class DwellDetector:
             self._entered_at = t
         self._now = t
         if t - self._entered_at >= self.seconds:
-            self._armed, self._entered_at = False, None
+            if self.rearm and self.seconds > 0:
+                self._entered_at = t  # the next dwell starts now
+            else:
+                self._armed, self._entered_at = False, None
             return True
         return False

@@ -144,7 +144,9 @@ class WritingController:
             self.set_reverse_speed(self.preset.reverse_speed)
             self.auto_speed_enabled = self.preset.auto_speed
             self.set_control_mode(self.preset.control_mode)
-        self.dwell = DwellDetector(self.preset.dwell_radius * MAX_Y, self.preset.dwell_seconds, (ORIGIN_X, ORIGIN_Y))
+        # ready again at once after it fires: a gaze user who stopped by a dwell starts again by dwelling on
+        self.dwell = DwellDetector(self.preset.dwell_radius * MAX_Y, self.preset.dwell_seconds, (ORIGIN_X, ORIGIN_Y),
+                                   rearm=True)
         self.auto_speed = AutoSpeedControl(max_bps=SPEED_RANGE[1])
         return self.preset
 
