@@ -226,3 +226,11 @@ def test_a_modal_dialog_over_the_window_keeps_its_keys(window):
     window._dialog.accept()
     QTest.keyClick(window, Qt.Key.Key_Space)
     assert c.running and c.switch.presses == 1
+
+
+def test_back_to_the_mouse_from_switches_brings_the_mouse_preset_back(window):
+    window.input.set_input("scanning")
+    assert window.controller.preset.name == "switch"
+    window.input.set_input("mouse")
+    assert window.controller.preset.name == "mouse" and window.controller.preset.start_on_click
+    assert window.keeper.prefs.preset == "mouse"

@@ -241,9 +241,6 @@ class TutorialDialog(QDialog):
         self._closed = False
         kind = INPUTS.get(prefs.input)
         self.switch_mode = prefs.input if kind is not None and kind.family == "switch" else None  # practise with it
-        if switch_source is None and parent is not None and self.switch_mode is not None:
-            window_switches = parent.findChild(SwitchPart)  # the window's, before this dialog makes its own
-            switch_source = window_switches.source if window_switches is not None else None
         self.switch_source = switch_source  # lent: drained here, closed by its owner
 
         self.pages = QStackedWidget()

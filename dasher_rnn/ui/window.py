@@ -127,7 +127,8 @@ class MainWindow(QMainWindow):
                  ("&Text", (m.copy_action, m.clear_action, m.new_message_action, self.speech.speak_action, None,
                             self.phrases.phrases_action, self.phrases.add_action)),
                  ("&Writing", (w.start_action, w.turbo_action, w.control_action)),
-                 ("&View", (looks.panel_action, looks.full_screen_action, self.progress.progress_action)),
+                 ("&View", (looks.panel_action, looks.full_screen_action, self.progress.progress_action,
+                            self.input.preview_action)),
                  ("&Output", self.output.actions),
                  ("&Help", (self.help_action, self.tutorial_action)))
         for title, actions in menus:
@@ -307,7 +308,8 @@ class MainWindow(QMainWindow):
         self.splitter.setEnabled(False)  # the canvas waits too (with direct output the tutorial is not modal)
         dialog = self.tutorial = TutorialDialog(self.controller.writer, self.keeper.prefs, self.controller.speed_bps,
                                                 self.input.gaze, self, start_timer=start_timer,
-                                                phrases=practice_phrases(self.controller.zoom.alphabet))
+                                                phrases=practice_phrases(self.controller.zoom.alphabet),
+                                                switch_source=self.input.switches.source)
         dialog.finished.connect(self._tutorial_closed)
         dialog.setGeometry(self.geometry())
         if self.windowFlags() & Qt.WindowType.WindowDoesNotAcceptFocus:  # direct output: the focus stays put

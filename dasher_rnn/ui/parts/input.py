@@ -92,6 +92,8 @@ class InputPart(QObject):
         elif kind is None or kind.opener is None:
             name = "mouse"
             self.notices.set_notice("input", "")
+            if remember and self.controller.preset.name == "switch":
+                self.select_preset("mouse")  # back from switches: a click starts writing again
         else:
             try:
                 self.gaze = open_source(name, self._options(), self.controller.preset)
