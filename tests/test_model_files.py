@@ -84,11 +84,101 @@ def test_config_that_does_not_match_the_weights_is_reported(model_copy):
         load_model(model_copy / "nowhere")
 
 
-def test_shipped_model_loads_and_its_onnx_export_agrees():
+def _phrase_bits(backend, ids: np.ndarray) -> float:
+    """Bits per character of a phrase, stepped from the learned initial state."""
+    log_probs, h, c = backend.initial()
+    nats = -float(log_probs[ids[0]])
+    for prev, symbol in zip(ids[:-1], ids[1:], strict=True):
+        log_probs, h, c = backend.run(np.array([prev]), h, c)
+        nats -= float(log_probs[symbol])
+    return nats / np.log(2) / len(ids)
+
+
+def test_shipped_model_loads_and_its_int8_export_agrees():
+    from dasher_rnn.lm.model_io import open_model
+    from dasher_rnn.predictor.backends import OnnxBackend, TorchBackend
+
     model, alphabet, config = load_model(DEFAULT_MODEL_DIR)
     assert alphabet.name == "english" and len(alphabet) == 96
-    assert verify_onnx(DEFAULT_MODEL_DIR, model) <= ONNX_TOLERANCE
     load_msg(DEFAULT_MODEL_DIR, model)
+    folder = open_model(DEFAULT_MODEL_DIR)
+    ids = np.array([alphabet.index(ch) for ch in "I would like a cup of tea, please."])
+    int8, fp32 = OnnxBackend(DEFAULT_MODEL_DIR, config=folder.config), TorchBackend(folder.network())
+    assert int8.name == "onnxruntime-cpu-int8"
+    assert abs(_phrase_bits(int8, ids) - _phrase_bits(fp32, ids)) < 0.02  # 0.002 when written
+
+
+SHIPPED = sorted(p for p in DEFAULT_MODEL_DIR.parent.iterdir() if (p / CONFIG_FILE).is_file())
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=lambda p: p.name)
+def test_the_shipped_models_carry_the_int8_export_alone(folder):
+    """The app serves the int8 export; the float32 one (21 MB for the two models) stays out of the package and of the
+    tree a GPU job sends (docs/history/gpu-runbook.md). Asking for it says what is missing and how to make it."""
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE, LANGUAGES_FILE, ONNX_FILE, read_config
+    from dasher_rnn.predictor.backends import OnnxBackend, make_backend, swaps_weights
+
+    config = read_config(folder)
+    assert set(config["files"]) - {LANGUAGES_FILE} == {WEIGHTS_FILE, MSG_FILE, INT8_ONNX_FILE}
+    assert not (folder / ONNX_FILE).exists(), f"{folder / ONNX_FILE}: the shipped folders go without the fp32 export"
+    assert swaps_weights(config) and config["onnx"]["root_log_probs"]  # the record of the fp32 check stays
+    backend = make_backend(folder)  # auto: onnxruntime, since the folder has an ONNX export (cuda where a GPU is)
+    assert backend.name in ("onnxruntime-cpu-int8", "torch-cuda")
+    with pytest.raises(ModelFileError, match=r"model\.onnx: this folder has no float32 ONNX export.*export-onnx --fp32"):
+        OnnxBackend(folder, int8=False)
+
+
+def _without_fp32(folder):
+    """A model folder as the shipped ones are: no model.onnx, config.json rewritten without it."""
+    from dasher_rnn.lm.model_io import ONNX_FILE, read_config, write_config
+
+    (folder / ONNX_FILE).unlink()
+    write_config(folder, read_config(folder))
+    return folder
+
+
+def test_int8_export_without_a_float32_one_in_the_folder_makes_it_aside(model_copy, tmp_path):
+    """export_int8 checks against a float32 export made in a temporary folder, leaves none behind, and the folder is
+    served by onnxruntime from the int8 export alone, auto included; with neither export, onnx says what to run."""
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE, read_config
+    from dasher_rnn.lm.onnx_export import export_int8
+    from dasher_rnn.predictor.backends import OnnxBackend, make_backend
+
+    folder = _without_fp32(model_copy)
+    assert make_backend(folder).name == "torch-cpu"  # no ONNX export at all: auto falls back to torch
+    with pytest.raises(ModelFileError, match=r"lists no ONNX export.*export-onnx"):
+        make_backend(folder, "onnx")
+    with pytest.raises(ModelFileError, match=r"no int8 ONNX export.*export-onnx --int8"):
+        OnnxBackend(folder, int8=True)
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("I need some water.\nTom can hear the radio now.\n")
+    report = export_int8(folder, check_files=[phrases])
+    assert sorted(p.name for p in folder.iterdir()) == sorted([CONFIG_FILE, WEIGHTS_FILE, MSG_FILE, INT8_ONNX_FILE])
+    config = read_config(folder)
+    assert set(config["files"]) == {WEIGHTS_FILE, MSG_FILE, INT8_ONNX_FILE}
+    assert config["onnx"]["max_abs_diff_vs_torch"] <= ONNX_TOLERANCE  # the float32 export made aside was checked
+    assert set(report["bpc"]) == {"fp32", "int8"} and abs(report["bits_lost_floor"]) <= 0.005
+    assert make_backend(folder).name == "onnxruntime-cpu-int8" == make_backend(folder, "onnx").name
+    with pytest.raises(ModelFileError, match="no float32 ONNX export"):
+        OnnxBackend(folder, int8=False)
+
+
+def test_export_onnx_command_writes_int8_by_default_and_float32_when_asked(model_copy, tmp_path, capsys):
+    from dasher_rnn.cli import main
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE, ONNX_FILE, read_config
+
+    folder = _without_fp32(model_copy)
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("I need some water.\n")
+    assert main(["export-onnx", "--check", str(phrases), "--", str(folder)]) == 0
+    assert set(read_config(folder)["files"]) == {WEIGHTS_FILE, MSG_FILE, INT8_ONNX_FILE}
+    assert not (folder / ONNX_FILE).exists() and f"wrote {folder / INT8_ONNX_FILE}" in capsys.readouterr().out
+    assert main(["export-onnx", "--fp32", str(folder)]) == 0  # float32 alone: the int8 export is left as it is
+    assert set(read_config(folder)["files"]) == {WEIGHTS_FILE, MSG_FILE, INT8_ONNX_FILE, ONNX_FILE}
+    out = capsys.readouterr().out
+    assert f"wrote {folder / ONNX_FILE}" in out and INT8_ONNX_FILE not in out
+    assert main(["export-onnx", "--check", str(phrases), "--", str(folder)]) == 0  # a folder that has one keeps it
+    assert (folder / ONNX_FILE).is_file() and "a folder to ship goes without it" in capsys.readouterr().out
 
 
 def test_whole_message_scoring_equals_stepping(tiny_model_dir):

@@ -192,7 +192,7 @@ def _joined(*notices: str | None) -> str | None:
 
 def _build_rnn(config: WriterConfig, saved, notice: str | None):
     from dasher_rnn.adapt.session import WritingSession
-    from dasher_rnn.lm.model_io import ONNX_FILE, open_model, read_checked_config
+    from dasher_rnn.lm.model_io import onnx_exports, open_model, read_checked_config
     from dasher_rnn.paths import DEFAULT_MODEL_DIR
     from dasher_rnn.predictor.backends import OnnxBackend, cuda_available, make_backend, swaps_weights
     from dasher_rnn.predictor.service import PredictorService
@@ -219,7 +219,7 @@ def _build_rnn(config: WriterConfig, saved, notice: str | None):
                 require_torch(_torch_reason(config, folder))
             backend = "torch"
     elif backend == "auto":
-        backend = "cuda" if cuda_available() else "onnx" if (model_dir / ONNX_FILE).is_file() and not config.zero_state \
+        backend = "cuda" if cuda_available() else "onnx" if onnx_exports(model_dir) and not config.zero_state \
             else "torch"
         if backend == "torch":
             require_torch(f"the zero initial state of {model_dir}" if config.zero_state

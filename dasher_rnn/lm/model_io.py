@@ -5,9 +5,13 @@ A model directory holds
   architecture, SHA-256 of every other file, training summary and metrics;
 - ``weights.safetensors``: the network including the learned initial state (``h0``, ``c0``);
 - ``msg.safetensors``: mean squared gradients over training batches (for RMS dynamic evaluation);
-- ``model.onnx``: the batched one-step function for onnxruntime;
-- ``model.int8.onnx`` (optional): the step with int8 weights, verified against torch (for a plain LSTM the fused
-  step of ``lm/fused_step.py``, whose weights an adapting backend replaces);
+- ``model.int8.onnx``: the one-step function with int8 weights for onnxruntime, verified against torch (for a
+  plain LSTM the fused step of ``lm/fused_step.py``, whose weights an adapting backend replaces); what the shipped
+  models carry and the onnxruntime backend serves;
+- ``model.onnx`` (optional): the batched one-step function in float32, which ``train`` writes into its model
+  folder and ``export-onnx --fp32`` on request; served only where the int8 export is missing or turned off.
+  The shipped models leave it out (21 MB that the app never reads; ``export-onnx --fp32`` writes it again);
+  a folder has at least one of the two to be served by onnxruntime, and older folders with both still load;
 - ``languages.safetensors`` (a multilingual model): a learned initial state for each language it writes
   (``CODE.h0``, ``CODE.c0``), listed with their figures under ``languages`` in config.json. Writing one language,
   the model starts each message from that language's state (``ModelFolder.for_language``) and its distributions
@@ -40,8 +44,9 @@ if TYPE_CHECKING:  # torch is imported only where tensors are made (training, ex
 MODEL_FORMAT = 1
 WEIGHTS_FILE = "weights.safetensors"
 MSG_FILE = "msg.safetensors"
-ONNX_FILE = "model.onnx"
-INT8_ONNX_FILE = "model.int8.onnx"  # optional: the int8 export (lm/onnx_export.py::export_int8), used by onnxruntime when present
+ONNX_FILE = "model.onnx"  # optional: the float32 export (lm/onnx_export.py::export_onnx), not in the shipped folders
+INT8_ONNX_FILE = "model.int8.onnx"  # the int8 export (lm/onnx_export.py::export_int8), used by onnxruntime when present
+ONNX_EXPORTS = (INT8_ONNX_FILE, ONNX_FILE)  # the ONNX exports a folder may have, in the order onnxruntime prefers them
 CONFIG_FILE = "config.json"
 LANGUAGES_FILE = "languages.safetensors"
 
@@ -143,6 +148,11 @@ def read_checked_config(model_dir: Path) -> tuple[dict, Alphabet]:
     if hidden < 1 or layers < 1:
         raise ModelFileError(f"{cfg_path}: hidden_size and layers must be positive")
     return config, alphabet
+
+
+def onnx_exports(model_dir: Path) -> tuple[str, ...]:
+    """The ONNX exports a model folder has (file names, int8 first): an onnxruntime backend needs one of them."""
+    return tuple(name for name in ONNX_EXPORTS if (Path(model_dir) / name).is_file())
 
 
 def write_config(model_dir: Path, config: dict) -> None:

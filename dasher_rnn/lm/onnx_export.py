@@ -5,11 +5,17 @@ Graph: (symbols int64 [B], h float32 [L, B, H], c float32 [L, B, C]) ->
 from ``weights.safetensors`` (``h0``, ``c0``), which onnxruntime users read with
 ``safetensors.numpy``; the root distribution (the initial state's, which for attention cells
 needs more than the head) is recorded in config.json as ``onnx.root_log_probs``.
+
+What a model folder carries: the int8 export (``export_int8``, ``model.int8.onnx``), which onnxruntime serves. The
+float32 export (``export_onnx``, ``model.onnx``) is the int8 one's yardstick (and, for cells other than a plain
+LSTM, its source); ``export_int8`` makes it in a temporary folder when the model folder has none, so the shipped
+folders go without it. ``train`` and ``export-onnx --fp32`` write it into the folder.
 """
 
 from __future__ import annotations
 
 import io
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -35,9 +41,12 @@ class OneStep(nn.Module):
         return logp, h, c
 
 
-def export_onnx(model_dir: str | Path, opset: int = 17) -> float:
-    """Write ``model.onnx`` into a model directory, verify it, record its hash; returns the max abs difference."""
+def export_onnx(model_dir: str | Path, opset: int = 17, path: str | Path | None = None) -> float:
+    """Write the float32 export into a model directory (``model.onnx``), verify it against torch, record its hash and
+    in config.json's ``onnx`` the check and the root distribution; returns the max abs difference. ``path``: write it
+    there instead (a scratch file: the folder then does not carry it, and config.json lists no hash for it)."""
     model_dir = Path(model_dir)
+    target = model_dir / ONNX_FILE if path is None else Path(path)
     model, _, _ = load_model(model_dir)
     cfg = model.config
     batch = 3
@@ -54,10 +63,10 @@ def export_onnx(model_dir: str | Path, opset: int = 17) -> float:
             dynamic_axes={"symbols": {0: "batch"}, "h": {1: "batch"}, "c": {1: "batch"},
                           "log_probs": {0: "batch"}, "h_next": {1: "batch"}, "c_next": {1: "batch"}},
         )
-    atomic_write(model_dir / ONNX_FILE, buffer.getvalue())
-    diff = verify_onnx(model_dir, model)
+    atomic_write(target, buffer.getvalue())
+    diff = verify_onnx(model_dir, model, path=target)
     if diff > ONNX_TOLERANCE:
-        raise RuntimeError(f"{model_dir / ONNX_FILE}: differs from torch by {diff:.2e} > {ONNX_TOLERANCE}")
+        raise RuntimeError(f"{target}: differs from torch by {diff:.2e} > {ONNX_TOLERANCE}")
     with torch.no_grad():
         root = model.state_log_probs(model.initial_state(1))[0]
     write_config(model_dir, dict(read_config(model_dir), onnx={"opset": opset, "max_abs_diff_vs_torch": float(diff),
@@ -65,11 +74,14 @@ def export_onnx(model_dir: str | Path, opset: int = 17) -> float:
     return diff
 
 
-def verify_onnx(model_dir: str | Path, model: CharRNN, steps: int = 20, batch: int = 17, seed: int = 0) -> float:
-    """Run torch and onnxruntime side by side over random symbols; max abs difference of all outputs."""
+def verify_onnx(model_dir: str | Path, model: CharRNN, steps: int = 20, batch: int = 17, seed: int = 0,
+                path: str | Path | None = None) -> float:
+    """Run torch and onnxruntime (the folder's ``model.onnx``, or the export at ``path``) side by side over random
+    symbols; max abs difference of all outputs."""
     import onnxruntime as ort
 
-    session = ort.InferenceSession(str(Path(model_dir) / ONNX_FILE), providers=["CPUExecutionProvider"])
+    path = Path(model_dir) / ONNX_FILE if path is None else Path(path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(seed)
     worst = 0.0
     with torch.no_grad():
@@ -118,11 +130,24 @@ def onnx_message_log_probs(session, root_logp: np.ndarray, h0: np.ndarray, c0: n
 def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = None,
                 max_bits_lost: float = INT8_MAX_BITS_LOST) -> dict:
     """Write ``model.int8.onnx``, verified against torch. A plain LSTM gets the fused step of ``lm/fused_step.py``
-    (whose weights an adapting backend replaces after each update); other cells get ``model.onnx`` dynamically
+    (whose weights an adapting backend replaces after each update); other cells get the float32 export dynamically
     quantised to int8 with onnxruntime.quantization. The check: the max abs log-prob difference over random
     steps, and on ``check_files`` (phrase files) the bits/char of the fp32 and int8 exports, with and without
     Dasher's floor. Raises (writing nothing) when the int8 export loses more than ``max_bits_lost`` bits/char
-    there; records the figures in config.json."""
+    there; records the figures in config.json. The float32 export is the folder's ``model.onnx`` where it has one
+    (an older folder, or ``export-onnx --fp32``), else one made in a temporary folder for this alone
+    (``export_onnx(path=...)``, which records its check in config.json) and not kept."""
+    model_dir = Path(model_dir)
+    with tempfile.TemporaryDirectory(prefix="dasher-rnn-fp32-") as scratch:
+        fp32 = model_dir / ONNX_FILE
+        if not fp32.is_file():  # the yardstick (and, for other cells, the source), made for this check alone
+            fp32 = Path(scratch) / ONNX_FILE
+            export_onnx(model_dir, path=fp32)
+        return _export_int8(model_dir, fp32, check_files, max_bits_lost)
+
+
+def _export_int8(model_dir: Path, fp32: Path, check_files: list[str | Path] | None, max_bits_lost: float) -> dict:
+    """``export_int8`` with the float32 export at ``fp32``."""
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -130,9 +155,6 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
     from dasher_rnn.lm.model_io import INT8_ONNX_FILE, WEIGHTS_FILE
     from dasher_rnn.lm.protocol import DASHER_FLOOR
 
-    model_dir = Path(model_dir)
-    if not (model_dir / ONNX_FILE).is_file():
-        export_onnx(model_dir)
     model, alphabet, config = load_model(model_dir)
     tmp = model_dir / (INT8_ONNX_FILE + ".tmp")
     arch = model.config
@@ -142,11 +164,11 @@ def export_int8(model_dir: str | Path, check_files: list[str | Path] | None = No
                                            arch.vocab_size))
         graph = FUSED_GRAPH
     else:
-        quantize_dynamic(str(model_dir / ONNX_FILE), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
         graph = "onnxruntime.quantization.quantize_dynamic"
     try:
         sessions = {name: ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-                    for name, path in (("fp32", model_dir / ONNX_FILE), ("int8", tmp))}
+                    for name, path in (("fp32", fp32), ("int8", tmp))}
         # random steps against torch
         rng = np.random.default_rng(0)
         worst = 0.0

@@ -26,6 +26,7 @@ from dasher_rnn.lm.model_io import (
     WEIGHTS_FILE,
     ModelFileError,
     ModelFolder,
+    onnx_exports,
     open_model,
     read_checked_config,
     read_verified,
@@ -163,13 +164,37 @@ class TorchBackend:
         return logp.float().cpu().numpy(), hs[:, 0].cpu().numpy(), cs[:, 0].cpu().numpy()
 
 
+def onnx_file_served(model_dir: Path, config: dict, int8: bool | None = None) -> str:
+    """The ONNX export an onnxruntime backend serves from a model folder (its config.json ``config``): the int8 one
+    (``model.int8.onnx``) when config.json lists it, else the float32 one (``model.onnx``, which the shipped folders
+    leave out); ``int8`` True or False asks for that one. ``ModelFileError`` saying what is missing and which
+    command writes it."""
+    files = config.get("files", {})
+    if int8 is None:
+        found = next((name for name in (INT8_ONNX_FILE, ONNX_FILE) if name in files), None)
+        if found is None:
+            raise ModelFileError(f"{model_dir}: its config.json lists no ONNX export ({INT8_ONNX_FILE} or {ONNX_FILE}) "
+                                 f"for onnxruntime to serve; `dasher-rnn export-onnx {model_dir}` writes the int8 one, "
+                                 "or use the torch backend")
+        return found
+    if int8 and INT8_ONNX_FILE not in files:
+        raise ModelFileError(f"{model_dir / INT8_ONNX_FILE}: this folder has no int8 ONNX export; `dasher-rnn "
+                             f"export-onnx --int8 {model_dir}` writes it")
+    if not int8 and ONNX_FILE not in files:
+        raise ModelFileError(f"{model_dir / ONNX_FILE}: this folder has no float32 ONNX export (the shipped models "
+                             f"carry only the int8 one, {INT8_ONNX_FILE}); `dasher-rnn export-onnx --fp32 {model_dir}` "
+                             "writes it, or serve the int8 export")
+    return INT8_ONNX_FILE if int8 else ONNX_FILE
+
+
 class OnnxBackend:
-    """onnxruntime on CPU over ``model.onnx``; the initial state comes from ``weights.safetensors``
+    """onnxruntime on CPU over the folder's ONNX export; the initial state comes from ``weights.safetensors``
     read with safetensors.numpy, the root distribution from the head there (LSTM cells) or, where
     the head reads more than h (attention cells), from the one the export recorded. No torch anywhere.
-    The int8 export (``model.int8.onnx``, verified when written) is used when the folder has it, unless ``int8``
-    is False. When that export is the fused LSTM step (``lm/fused_step.py``) the backend can swap weights: a new
-    session over the same graph bytes with the adapted weights as its initializers."""
+    The int8 export (``model.int8.onnx``, verified when written; the only one the shipped models carry) is used
+    when the folder has it, else the float32 one (``model.onnx``); ``int8`` True or False asks for one of them
+    (``onnx_file_served``). When the int8 export is the fused LSTM step (``lm/fused_step.py``) the backend can swap
+    weights: a new session over the same graph bytes with the adapted weights as its initializers."""
 
     def __init__(self, model_dir: str | Path, threads: int | None = None, int8: bool | None = None,
                  config: dict | None = None, weights: Mapping[str, np.ndarray] | None = None):
@@ -180,8 +205,10 @@ class OnnxBackend:
         model_dir = Path(model_dir)
         if config is None:
             config, _ = read_checked_config(model_dir)
-        use_int8 = (INT8_ONNX_FILE in config.get("files", {})) if int8 is None else int8
-        onnx_file = INT8_ONNX_FILE if use_int8 else ONNX_FILE
+        onnx_file = onnx_file_served(model_dir, config, int8)
+        use_int8 = onnx_file == INT8_ONNX_FILE
+        if not (model_dir / onnx_file).is_file():
+            raise ModelFileError(f"{model_dir / onnx_file}: file missing (config.json lists it)")
         graph = read_verified(model_dir, config, onnx_file)
         self.can_swap_weights = use_int8 and swaps_weights(config)
         self._graph = graph if self.can_swap_weights else b""  # a swap builds another session from it
@@ -309,15 +336,15 @@ def swaps_weights(config: dict) -> bool:
 def make_backend(model: str | Path | ModelFolder, kind: str = "auto", threads: int | None = None,
                  zero_state: bool = False) -> Backend:
     """A backend for a model folder (a path, or a ``ModelFolder`` already read). ``auto``: torch on CUDA when a
-    GPU is present, else onnxruntime when the model has an export, else torch. ``zero_state``: messages start
-    from the zero state instead of the learned one (torch backends only)."""
+    GPU is present, else onnxruntime when the model has an ONNX export (the int8 one or the float32 one), else
+    torch. ``zero_state``: messages start from the zero state instead of the learned one (torch backends only)."""
     folder: ModelFolder | None = None
     if isinstance(model, ModelFolder):
         folder, path = model, model.path
     else:
         path = Path(model)
     if kind == "auto":
-        kind = "cuda" if cuda_available() else "torch" if zero_state or not (path / ONNX_FILE).is_file() else "onnx"
+        kind = "cuda" if cuda_available() else "torch" if zero_state or not onnx_exports(path) else "onnx"
     if kind == "onnx":
         if zero_state:
             raise ValueError("the onnx backend serves the learned initial state only; use the torch backend")
