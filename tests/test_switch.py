@@ -21,12 +21,13 @@ from dasher_rnn.input.switch import (
     switch_mode,
 )
 from dasher_rnn.lm.ppm import PPMModel
-from dasher_rnn.zoom.control import Action
+from dasher_rnn.zoom.control import ACTION_INDEX, Action
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
-from dasher_rnn.zoom.model import ZoomModel
+from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig, simulate_switch
 from tests.conftest import make_sentences, writer_source
+from tests.test_zoom import RecordingSource
 
 TOP, BOTTOM = (100.0, 100.0), (100.0, 3996.0)  # Dasher's one-button points
 
@@ -261,6 +262,78 @@ def test_a_shift_moves_the_view_but_the_start_of_the_text_stays_filled():
     lo, hi = zoom.root_lo, zoom.root_hi
     zoom.offset(-500.0)
     assert (zoom.root_lo, zoom.root_hi) == pytest.approx((lo - 500, hi - 500))
+
+
+def large_control_box() -> ZoomModel:
+    """A zoom whose control box is the root, about 11,000 units high after a scanning selection, the crosshair in
+    Delete char (1,135 units high: not yet wide enough to act), Stop and then Letters above it."""
+    zoom = ZoomModel(RecordingSource(), ZoomSettings(control=True))
+    zoom.idle()
+    assert sweep(zoom, 3914.5, 3988.4) == ([], set())
+    assert zoom.root.item is not None and zoom.root.action is None
+    delete = action_range(zoom, Action.DELETE_CHAR)
+    assert delete[0] < ORIGIN_Y < delete[1] and delete[1] - delete[0] < ORIGIN_X
+    return zoom
+
+
+def action_range(zoom: ZoomModel, action: Action) -> tuple[float, float]:
+    """Where ``action``'s box is (the root being the control box)."""
+    return zoom.child_range(zoom.root, zoom.root_lo, zoom.root_hi, ACTION_INDEX[action])
+
+
+def sweep(zoom: ZoomModel, y1: float, y2: float) -> tuple[list[Action], set[Action]]:
+    """Follow a scheduled zoom that brings ``y1``..``y2`` to fill the view: the actions that acted, and those whose
+    boxes held the crosshair and reached past it (as wide as an action needs to act) on the way."""
+    zoom.schedule_zoom(y1, y2, 0.5)
+    acted, wide = [], set()
+    while zoom.zooming:
+        frame = zoom.step(0.0, 100.0, 1 / 60)  # the pointer is not followed meanwhile
+        acted += [frame.action] if frame.action is not None else []
+        if zoom.root.item is not None and zoom.zooming:
+            for action in (Action.LETTERS, Action.STOP, Action.DELETE_CHAR):
+                a, b = action_range(zoom, action)
+                if a < ORIGIN_Y < b and b - a > ORIGIN_X:
+                    wide.add(action)
+    return acted, wide
+
+
+def test_a_scheduled_zoom_acts_only_where_it_ends_not_in_the_action_boxes_it_passes():
+    """A switch user's selection sweeps the crosshair through the boxes between it and the box selected, growing
+    them: on the way up from Delete char, Stop and Letters grow past the crosshair while it is in them."""
+    zoom = large_control_box()
+    letters = action_range(zoom, Action.LETTERS)
+    acted, wide = sweep(zoom, letters[0] - 700.0, letters[0] - 200.0)  # to a letter above the control box
+    assert acted == [] and wide == {Action.STOP, Action.LETTERS}
+    assert zoom.root.is_letter and len(zoom.output) == 1  # the letter written
+    zoom = large_control_box()
+    acted, wide = sweep(zoom, letters[0] - 25.0, letters[1] + 25.0)  # to Letters (scanning's box and margin)
+    assert acted == [Action.LETTERS] and Action.STOP in wide  # where the zoom ends, once
+
+
+def test_a_zoom_dropped_in_an_action_box_leaves_it_unacted_until_the_crosshair_enters_it_again():
+    """A stop during a selection (``cancel_zoom``) can leave the crosshair in an action box that is wide enough to
+    act: it must not act in the frames that follow (the user stopped), only once the crosshair has left it and
+    entered it again by steering."""
+    zoom = large_control_box()
+    letters = action_range(zoom, Action.LETTERS)
+    zoom.schedule_zoom(letters[0] - 700.0, letters[0] - 200.0, 0.5)  # up to the letters, through Stop
+    for _ in range(100):
+        assert zoom.step(0.0, 100.0, 1 / 60).action is None
+        stop = action_range(zoom, Action.STOP)
+        if stop[0] < ORIGIN_Y < stop[1] and stop[1] - stop[0] > ORIGIN_X:
+            break
+    assert zoom.zooming
+    zoom.cancel_zoom()
+    for _ in range(30):
+        assert zoom.idle().action is None
+        assert zoom.step(ORIGIN_X, ORIGIN_Y, 1 / 60).action is None  # a pointer resting at the crosshair
+    for _ in range(200):  # back out until Stop no longer reaches past the crosshair
+        assert zoom.step(1.8 * ORIGIN_X, ORIGIN_Y, 1 / 60).action is None
+        stop = action_range(zoom, Action.STOP)
+        if stop[1] - stop[0] < ORIGIN_X:
+            break
+    actions = [zoom.step(ORIGIN_X / 2, ORIGIN_Y, 1 / 60).action for _ in range(60)]  # and straight in again
+    assert [a for a in actions if a is not None] == [Action.STOP]
 
 
 # -- the controller ------------------------------------------------------------------------------------------------

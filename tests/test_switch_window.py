@@ -178,8 +178,6 @@ def test_keys_and_mouse_buttons_are_switches_only_while_a_switch_input_is_chosen
     assert c.running
 
 
-@pytest.mark.xfail(strict=True, reason="zoom/model.py acts on every action box the crosshair is in during a scheduled "
-                                       "zoom, so a scanning selection that ends in Stop fires Delete on its way")
 def test_a_scanning_selection_fires_only_the_action_it_ends_in():
     """What a scanning user meets in the control box (seen with the simulated step-scan user): the view holds the
     control box large, the crosshair in Delete (not yet wide enough to act), and the user selects the top box,

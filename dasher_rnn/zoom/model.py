@@ -26,6 +26,10 @@ the message as if it had been written (typed, then learned as the view moves on)
 Switch access (``input/switch.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
 (``schedule_zoom``, Dasher's ``ScheduleZoom``) that brings a range of the view to fill it over a set time, followed
 by ``step`` instead of the pointer while it lasts; and a shift of the view (``offset``, Dasher's ``Offset``).
+A scheduled zoom sweeps the crosshair through the boxes between it and the range selected, growing them, so no action
+acts while it lasts: only where it ends (the action box the crosshair is then in, if wide enough), as a scanning user
+selected. An action box that a dropped zoom (``cancel_zoom``: a stop) leaves the crosshair in does not act until the
+crosshair has left it and entered it again.
 """
 
 from __future__ import annotations
@@ -181,6 +185,8 @@ class ZoomModel:
         self._started: dict[int, object] = {}
         self.bits_total = 0.0
         self._schedule: _ScheduledZoom | None = None
+        self._dropped_zoom = False  # a scheduled zoom was dropped (``cancel_zoom``) since the last step
+        self._held_action: Box | None = None  # the action box a dropped zoom left the crosshair in (not acted on)
         self.reset(context)
 
     def _set_layout(self) -> None:
@@ -239,6 +245,8 @@ class ZoomModel:
         self._output_box = self.root
         self._committed = len(context)
         self._schedule = None
+        self._held_action = None
+        self._dropped_zoom = False
 
     def _new_root(self, context: str) -> Box:
         """A box for the model's context after ``context`` (a message start or a rebuilt parent)."""
@@ -311,6 +319,8 @@ class ZoomModel:
         self.text = root_text
         self._output_box = root
         self._schedule = None  # the view starts again: a zoom under way is over
+        self._held_action = None
+        self._dropped_zoom = False
 
     def _reroot(self, text: str, frame: Frame) -> None:
         """Start the view again from ``text`` (a prefix of the text, or the text itself), filling the screen: the
@@ -432,7 +442,10 @@ class ZoomModel:
         return self._schedule is not None
 
     def cancel_zoom(self) -> None:
-        """Drop a scheduled zoom (Dasher's ``ClearScheduledSteps``: a stop)."""
+        """Drop a scheduled zoom (Dasher's ``ClearScheduledSteps``: a stop). An action box that it leaves the
+        crosshair in does not act, until the crosshair has left it and entered it again."""
+        if self._schedule is not None:
+            self._dropped_zoom = True
         self._schedule = None
 
     def offset(self, dy: float) -> None:
@@ -667,6 +680,13 @@ class ZoomModel:
         frame.deleted += len(self.text) - common
         frame.typed += text[common:]
         self.text = text
-        if box.item is not None and box.action is not None:
+        if self._dropped_zoom:  # a zoom was dropped with the crosshair in this box, not entered by steering
+            self._dropped_zoom = False
+            self._held_action = box if box.action is not None else None
+        if box.action is None or box is not self._held_action:
+            self._held_action = None
+        # an action acts when the crosshair enters its box as the user steers, or where a scheduled zoom ends: not
+        # in boxes that a zoom under way (a switch user's selection) passes through
+        if box.item is not None and box.action is not None and self._schedule is None and self._held_action is None:
             self._act(box.item, frame)
             frame.boxes = self._walk()  # the view as it starts again
