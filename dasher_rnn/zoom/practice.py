@@ -2,7 +2,9 @@
 
 The tutorial shows the user a short phrase and the path to it: the box of the next character to steer
 into (``target_path``, walked like ``simulate.target_pointer`` walks it), the point a practised user
-would aim at (``target_pointer`` itself), and when the text went astray, that backing out is next. Each
+would aim at (``target_pointer`` itself), and when the text went astray, that backing out is next. With the
+control box on, ``action_path`` is the way to one of its actions (the control box, then the action's box), for the
+tutorial's control-box step. Each
 phrase is scored as the controller measures any message (``MessageStats``: seconds spent writing, bits
 zoomed, characters backed out of) and, at the end, ``suggest_speed`` turns the scores into a speed for this
 user. Practice writes through a ``PracticeSource``, so none of it is learned.
@@ -13,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.zoom.control import ACTION_INDEX, CONTROL_BOX, CONTROL_ITEMS, PHRASES_BOX, Action
 from dasher_rnn.zoom.controller import SPEED_RANGE, MessageStats
 from dasher_rnn.zoom.model import Box, ZoomModel
+from dasher_rnn.zoom.simulate import control_path
 
 PHRASES = ("hello", "yes please", "see you soon")  # short, lower case, common: the first hour's phrases
 PHRASES_BY_LANGUAGE = {  # the same three in the languages written here so far
@@ -83,6 +87,42 @@ def target_path(zoom: ZoomModel, target: str, ahead: int = AHEAD) -> list[Target
         if k >= written:
             path.append(TargetBox(k, target[k], y1, y2))
         box = box.children.get(zoom.alphabet.index(target[k]))
+        k += 1
+    return path
+
+
+def action_path(zoom: ZoomModel, target: str, action: Action, ahead: int = AHEAD) -> list[TargetBox]:
+    """The boxes on the way to ``action``'s box in the control box after ``target`` (the whole text, context
+    included), nearest first, at most ``ahead``: the characters of ``target`` still to be written (as in
+    ``target_path``), then the control box and the action's box (their ``char`` is the box's label, their ``index``
+    counts on past the end of ``target``). Empty when the text went astray above the root, or the view is inside a
+    control box that is not on the way (back out first). Not for ``Action.PHRASE`` (which phrase is not said)."""
+    in_control = not zoom.root.is_letter
+    if action == Action.PHRASE or not target.startswith(zoom.root_text) or zoom.root.item is PHRASES_BOX:
+        return []
+    if in_control and target != zoom.root_text:
+        return []
+    rest = control_path(zoom, action) or []
+    labels = [CONTROL_BOX.label, CONTROL_ITEMS[ACTION_INDEX[action]].label][2 - len(rest):]
+    written = 0  # how much of the target the text has right
+    while written < min(len(target), len(zoom.text)) and target[written] == zoom.text[written]:
+        written += 1
+    steps = [(zoom.alphabet.index(ch), ch) for ch in target[len(zoom.root_text):] if ch in zoom.alphabet]
+    if len(steps) != len(target) - len(zoom.root_text):
+        return []  # a character the alphabet does not have: no way there
+    box: Box | None = zoom.root
+    y1, y2 = zoom.root_lo, zoom.root_hi
+    path: list[TargetBox] = []
+    k = len(zoom.root_text)
+    for symbol, label in steps + list(zip(rest, labels, strict=True)):
+        if box is None or len(path) >= ahead:
+            break
+        y1, y2 = zoom.child_range(box, y1, y2, symbol)
+        if y2 - y1 < 1.0:
+            break
+        if k >= written:
+            path.append(TargetBox(k, label, y1, y2))
+        box = box.children.get(symbol)
         k += 1
     return path
 
