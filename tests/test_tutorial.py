@@ -1,6 +1,8 @@
 """The first-run tutorial: steering explained per input, practice phrases with the target path, a suggested
 speed, and nothing written in it learned (PPM counts and RNN weights unchanged) or journaled; for a switch input,
-its mode explained press by press and the practice written with switches."""
+its mode explained press by press and the practice written with switches; for the eye tracker and the head mouse,
+practice started and stopped by dwell (the ring drawn), hints in their words, and the control-box step; done (no
+longer opened by itself) only once a phrase was written or it was skipped."""
 
 # ruff: noqa: E402  (the platform is chosen before Qt is imported)
 
@@ -11,6 +13,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -18,13 +21,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPushButton
 
+from dasher_rnn.input.gaze import GazeSource
 from dasher_rnn.input.registry import INPUTS
 from dasher_rnn.input.switch import SwitchConfig
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.tutorial import INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE, TutorialDialog, steering_help
+from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import MessageStats
-from dasher_rnn.zoom.geometry import ORIGIN_Y
+from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y
 from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.practice import on_course, suggest_speed, target_path
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
@@ -225,16 +230,18 @@ def test_the_app_opens_the_tutorial_on_the_first_start_only(qapp, tmp_path, monk
         QApplication.processEvents()
         window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
         seen.append(window.tutorial is not None)
-        if window.tutorial is not None:
-            window.tutorial.reject()  # skipped: remembered as done
-        window.close()
+        if window.tutorial is not None and len(seen) > 1:
+            window.tutorial.skip_tutorial()  # skipped: remembered as done
+        window.close()  # the first time with the tutorial open: only opened and closed, as a carer setting up does
         return 0
 
     monkeypatch.setattr(QApplication, "exec", exec_once)
     settings = tmp_path / "settings.json"
     assert app_module.run_app("uniform", settings_path=settings) == 0
+    assert not SettingsStore(settings).load().tutorial_done
     assert app_module.run_app("uniform", settings_path=settings) == 0
-    assert seen == [True, False] and SettingsStore(settings).load().tutorial_done
+    assert app_module.run_app("uniform", settings_path=settings) == 0
+    assert seen == [True, True, False] and SettingsStore(settings).load().tutorial_done
 
 
 def test_with_direct_output_the_tutorial_never_takes_the_focus_either(qtbot, settings_path):  # noqa: F811
@@ -330,3 +337,203 @@ def test_the_windows_switch_socket_is_lent_to_the_practice(qtbot, settings_path)
     assert not window.controller.running
     dialog.reject()
     assert window.input.switches.source is source  # still the window's, open
+
+
+# -- the eye tracker and the head mouse ---------------------------------------------------------------------------------
+class ViewGaze(GazeSource):
+    """Gaze in the view's own space (as Dasher's socket input sends it), put wherever the test looks."""
+
+    space = "view"
+
+    def __init__(self) -> None:
+        super().__init__(stale_after=600.0)  # no real time: a sample stays fresh between the test's frames
+
+    def look(self, view, x: float, y: float) -> None:
+        """Look at Dasher coordinates (x, y) of ``view``."""
+        sx, sy = view.viewport().to_screen(x, y)
+        self._push(sx / view.width(), sy / view.height(), time.monotonic())
+
+
+class MousePointer:
+    """The mouse (no gaze source), moved by the test: the view's pointer override."""
+
+    def look(self, view, x: float, y: float) -> None:
+        view.set_pointer_override(view.viewport().to_screen(x, y))
+
+
+class FakeSpeaker:
+    def __init__(self, available: bool = True) -> None:
+        self.available, self.reason, self.said = available, "" if available else "No voice to speak with.", []
+
+    def speak(self, text: str) -> bool:
+        self.said.append(text)
+        return True
+
+    def stop(self) -> None:
+        pass
+
+
+def shown(dialog: TutorialDialog) -> list[str]:
+    """Every text the practice shows: the hint on the canvas, the task above it, how to start and stop."""
+    return [dialog.view.hint, dialog.phrase_label.text(), dialog.how_label.text()]
+
+
+def gaze_user(dialog: TutorialDialog, pointer, until, frames: int = 6000, seen: set[str] | None = None,
+              goal=None) -> None:
+    """A user doing what the tutorial asks with a pointer that cannot click: resting on the red cross while writing is
+    stopped, then looking where a practised user aims for what it asks (``goal``: something else, to go astray)
+    until ``until()``; ``seen`` collects what was shown."""
+    c = dialog.controller
+    for i in range(frames):
+        wait_for_answers(c.zoom)
+        if not c.running:
+            pointer.look(dialog.view, ORIGIN_X, ORIGIN_Y)
+        else:
+            pointer.look(dialog.view, *target_pointer(c.zoom, *(goal or dialog.goal())))
+        dialog.tick(DT)
+        if seen is not None:
+            seen.update(shown(dialog))
+        if i % 50 == 0:
+            QApplication.processEvents()
+        if until():
+            return
+    raise AssertionError(f"gave up at {c.zoom.output!r}: {dialog.view.hint!r}")
+
+
+def dwell_until(dialog: TutorialDialog, pointer, running: bool) -> tuple[int, list[float]]:
+    """Rest on the red cross until writing is ``running`` (or not): the frames it took, the ring's fill each frame."""
+    c, ring = dialog.controller, []
+    while c.running != running:
+        pointer.look(dialog.view, ORIGIN_X, ORIGIN_Y)
+        dialog.tick(DT)
+        ring.append(dialog.view.dwell_progress)
+        assert len(ring) < 3 / DT, "the dwell never fired"
+    return len(ring), ring
+
+
+def test_the_gaze_practice_starts_and_stops_by_dwell_with_its_ring(qtbot, settings_path):  # noqa: F811
+    window = open_window(qtbot, preset="eye-tracker", rest_stop_seconds=0.0)
+    gaze = window.input.gaze = ViewGaze()  # the window's gaze source: the practice's pointer
+    dialog = open_tutorial(qtbot, window)
+    assert dialog.gaze is gaze and not dialog.view.use_mouse and dialog.input_buttons["eye-tracker"].isChecked()
+    dialog.start_practice()
+    c = dialog.controller
+    assert c.preset.name == "eye-tracker" and c.preset.dwell_start and c.control_mode
+    dialog.tick(DT)
+    assert dialog.view.hint == "Rest your eyes on the red cross until the ring fills, to start"
+    qtbot.mouseClick(dialog.view, Qt.MouseButton.LeftButton)  # a click is no way to start here
+    assert not c.running
+
+    frames, ring = dwell_until(dialog, gaze, running=True)  # the same rule as the window: the preset's 1 s
+    assert c.preset.dwell_seconds <= frames * DT <= c.preset.dwell_seconds + 3 * DT
+    assert all(a < b for a, b in zip(ring[:-2], ring[1:-1], strict=True)) and ring[-2] > 0.9  # the ring filled
+    dialog.view.set_frame(dialog.view.frame, 0.5)
+    half = dialog.view.grab().toImage()
+    dialog.view.set_frame(dialog.view.frame, 0.0)
+    assert half != dialog.view.grab().toImage()  # and it is drawn round the cross
+
+    gaze_user(dialog, gaze, lambda: len(c.zoom.output) >= 2)  # steering with the gaze writes
+    assert c.running and not window.controller.running  # the window's frames wait
+    frames, _ = dwell_until(dialog, gaze, running=False)  # rest on the cross again: stopped
+    assert c.preset.dwell_seconds <= frames * DT <= c.preset.dwell_seconds + 3 * DT
+    assert "until the ring fills, to start" in dialog.view.hint
+    gaze_user(dialog, gaze, lambda: dialog.scores[0] is not None)  # started again by dwell, and written
+    assert c.zoom.output == "hello" and not c.running and dialog.completed
+    dialog.reject()
+    assert window.keeper.prefs.tutorial_done  # a phrase was written
+
+
+@pytest.mark.parametrize("window_preset, picked", [("mouse", "eye-tracker"), ("head-mouse", "head-mouse")])
+def test_the_hints_never_say_click_for_the_gaze_presets(qtbot, settings_path, window_preset, picked):  # noqa: F811
+    """The eye tracker picked on the first page over the mouse preset (the issue's case: a tracker that moves the
+    mouse pointer), and the head mouse as the window's preset: the practice starts by dwell and says so."""
+    window = open_window(qtbot, preset=window_preset, rest_stop_seconds=0.0)
+    window.speech.speaker = FakeSpeaker()
+    dialog = open_tutorial(qtbot, window)
+    qtbot.mouseClick(dialog.input_buttons[picked], Qt.MouseButton.LeftButton)
+    dialog.phrases = ("hello",)
+    dialog.start_practice()
+    c, pointer, seen = dialog.controller, MousePointer(), set()
+    assert c.preset.name == picked and c.preset.dwell_start and c.control_mode
+    assert window.controller.preset.name == window_preset  # the window's settings are its own
+    gaze_user(dialog, pointer, lambda: c.zoom.output == "he", seen=seen)
+    gaze_user(dialog, pointer, lambda: not "hello".startswith(c.zoom.root_text), seen=seen, goal=("hxyz", None))
+    gaze_user(dialog, pointer, lambda: dialog.scores[0] is not None, seen=seen)  # backed out, and written
+    for _ in range(int(2 / DT)):
+        dialog.tick(DT)
+        seen.update(shown(dialog))
+    assert dialog.control_step
+    gaze_user(dialog, pointer, lambda: dialog.control_task is None, seen=seen)
+    text = " ".join(seen)
+    assert "click" not in text.lower()
+    rest = "Rest your eyes" if picked == "eye-tracker" else "Hold the pointer"
+    back = "look left" if picked == "eye-tracker" else "point your head left"
+    assert f"{rest} on the red cross until the ring fills, to start" in seen
+    assert f"Not this way: {back} of the red cross to back out" in seen
+    assert "Not this one: steer into the green box beside it" in seen and "Well done: now the control box" in seen
+    dialog.reject()
+
+
+@pytest.mark.parametrize("voice", [True, False])
+def test_the_control_box_step_sees_delete_word_speak_and_stop(qtbot, settings_path, voice):  # noqa: F811
+    window = open_window(qtbot, preset="eye-tracker", rest_stop_seconds=0.0)
+    speaker = window.speech.speaker = FakeSpeaker(voice)  # the window's voice, which the tutorial speaks with
+    gaze = window.input.gaze = ViewGaze()
+    dialog = open_tutorial(qtbot, window)
+    dialog.phrases = ("hello", "see you soon")
+    dialog.start_practice()
+    c = dialog.controller
+    dialog.skip_phrase()
+    assert not dialog.control_step and dialog.phrase == "see you soon"
+    dialog.skip_phrase()  # after the last phrase: the control box, with a message to work on
+    assert dialog.control_step and c.zoom.output == "see you soon" and c.control_mode and not c.running
+    expected = [Action.DELETE_WORD, Action.SPEAK, Action.STOP] if voice else [Action.DELETE_WORD, Action.STOP]
+    assert dialog.control_tasks == expected and dialog.control_task == Action.DELETE_WORD
+    assert "1 of" in dialog.phrase_label.text() and "<b>soon</b>" in dialog.phrase_label.text()
+    assert "⌫ Word" in dialog.phrase_label.text() and dialog.skip_button.text() == "Skip this step"
+    assert [b.char for b in dialog.view.path] == ["Control", "⌫ Word"]  # the way there is drawn
+    assert ("Speak is left out: No voice to speak with." in dialog.how_label.text()) is not voice
+    gaze_user(dialog, gaze, lambda: c.running)  # started by dwell
+    assert dialog.view.hint == "Steer into the grey Control box at the bottom, then into ⌫ Word"
+
+    gaze_user(dialog, gaze, lambda: dialog.control_task != Action.DELETE_WORD)
+    assert c.zoom.output == "see you " and c.running  # the last word went; writing goes on
+    if voice:
+        assert dialog.control_task == Action.SPEAK and "Speak" in dialog.view.hint
+        gaze_user(dialog, gaze, lambda: dialog.control_task != Action.SPEAK)
+        assert speaker.said == ["see you"]
+    assert dialog.control_task == Action.STOP and "into Stop" in dialog.view.hint
+    gaze_user(dialog, gaze, lambda: dialog.control_task is None)
+    assert [a for a in dialog.control_seen if a in expected] == expected  # each seen in a frame's action
+    assert not c.running and c.stopped_because == "control" and speaker.said == (["see you"] if voice else [])
+    assert dialog.view.hint == "Well done: that was the control box"
+    for _ in range(int(2 / DT)):
+        dialog.tick(DT)
+    assert dialog.pages.currentIndex() == RESULT_PAGE
+    assert not dialog.completed  # no phrase was written: the control box alone does not finish the tutorial
+    dialog.reject()
+    assert not window.keeper.prefs.tutorial_done
+
+
+def test_the_tutorial_is_done_only_once_a_phrase_was_written_or_it_was_skipped(qtbot, settings_path):  # noqa: F811
+    window = open_window(qtbot)
+    dialog = open_tutorial(qtbot, window)
+    dialog.reject()  # only opened and closed (Escape, or a carer closing it while setting up)
+    assert window.tutorial is None and not window.keeper.prefs.tutorial_done
+    dialog = open_tutorial(qtbot, window)
+    dialog.start_practice()
+    dialog.show_result()  # ended without writing a phrase
+    assert dialog.keep_button.text() == "Start writing"
+    qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
+    assert window.tutorial is None and not window.keeper.prefs.tutorial_done
+    window.keeper.save()
+    assert not SettingsStore().load().tutorial_done  # so it opens by itself next time
+    dialog = open_tutorial(qtbot, window)
+    dialog.start_practice()
+    dialog.toggle_running()
+    practise(dialog)  # one phrase written
+    assert dialog.completed
+    dialog.reject()  # then closed
+    assert window.keeper.prefs.tutorial_done
+    window.keeper.save()
+    assert SettingsStore().load().tutorial_done

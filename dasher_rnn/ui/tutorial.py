@@ -1,8 +1,18 @@
 """The first-run tutorial: how to steer with the chosen input, a few short phrases with the path to them
 shown, and a speed suggested from how the user did (Dasher's game mode idea).
 
-It opens by itself on the first start (the ``tutorial_done`` preference remembers it was shown) and from
-Help > Tutorial at any time. Every step is a large button or the canvas itself, so it needs no keyboard.
+It opens by itself on the first start until a practice phrase was written in it or the user pressed Skip the
+tutorial (``completed``: the window then sets the ``tutorial_done`` preference; a tutorial only opened and closed, as
+a carer setting the app up does, opens again next time), and from Help > Tutorial at any time. Every step is a large
+button or the canvas itself, so it needs no keyboard.
+
+The practice is written with the input chosen on the first page (the window's, unless the user picks another there;
+the window's settings are not changed): the mouse starts and stops with a click; the eye tracker and the head mouse
+start and stop by resting on the red cross (the controller's ``DwellDetector``, as in the window, its ring drawn round
+the cross), their hints say so in their own words, and after the phrases a control-box step asks for Delete word,
+Speak and Stop through the control box (each seen in ``Frame.action``; Speak is left out, and the step says why, where
+the computer has no voice). The window's gaze source, when it has one, is the practice's pointer; Speak speaks with the
+window's voice (``speaker``).
 
 Practice writes with the user's own model through a ``PracticeSource``: nothing written here is learned
 (the Writer never sees a commit) and nothing is journaled or typed into other programs (the tutorial has
@@ -34,20 +44,23 @@ from PySide6.QtWidgets import (
 )
 
 from dasher_rnn.input.gaze import GazeSource
-from dasher_rnn.input.presets import PRESETS
+from dasher_rnn.input.presets import PRESETS, Preset
 from dasher_rnn.input.registry import INPUTS
 from dasher_rnn.input.switch import SwitchConfig, SwitchState
 from dasher_rnn.input.switches import JoystickSwitches, UDPSwitches
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.gaze_input import gaze_to_view
 from dasher_rnn.ui.parts.switches import SwitchPart
+from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.view import DasherView
+from dasher_rnn.zoom.control import ACTION_INDEX, CONTROL_ITEMS, Action, deletion, last_sentence
 from dasher_rnn.zoom.controller import MessageStats, WritingController
 from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import (
     PHRASES,
     SpeedSuggestion,
     TargetBox,
+    action_path,
     on_course,
     suggest_speed,
     target_path,
@@ -61,6 +74,8 @@ NEXT_PHRASE_SECONDS = 1.5  # "well done" stays this long before the next phrase
 BUTTON_STYLE = "QPushButton { font-size: 16pt; padding: 10px 24px; min-height: 56px; }"
 INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE = range(3)
 SWITCH_MODES = tuple(name for name, kind in INPUTS.items() if kind.family == "switch")
+POINTER_PRESETS = ("mouse", "eye-tracker", "head-mouse")  # practised with the pointer (or the window's gaze source)
+CONTROL_TASKS = (Action.DELETE_WORD, Action.SPEAK, Action.STOP)  # the control-box step's tasks, in order
 MENU_MODES = ("scanning", "step-scan")  # the zoom speed does not matter in them: they zoom into a box a press picks
 _STOP = ("Stop", "Steer into the grey control box after the letters (at the bottom of every box), then into Stop "
                  "in it; the control box also deletes, speaks and starts a new message. (Writing > Control box "
@@ -105,6 +120,26 @@ def switch_help(mode: str, config: SwitchConfig | None = None) -> list[tuple[str
                              "out by half and takes characters back."),
                 _STOP]
     raise ValueError(f"unknown switch mode {mode!r}; known: {', '.join(SWITCH_MODES)}")
+
+
+def pointer_words(preset: Preset) -> tuple[str, str]:
+    """How a user of ``preset`` rests on the red cross and backs out, in the words of that input: (rest, back out)."""
+    if preset.name == "eye-tracker":
+        return "Rest your eyes on the red cross", "look left of the red cross"
+    if preset.name == "head-mouse":
+        return "Hold the pointer on the red cross", "point your head left of the red cross"
+    return "Rest the pointer on the red cross", "point left of the red cross"
+
+
+def control_task_text(action: Action, output: str) -> str:
+    """What the control-box step asks for (HTML), with the message ``output`` as it is now."""
+    label = html.escape(CONTROL_ITEMS[ACTION_INDEX[action]].label)
+    if action == Action.DELETE_WORD:
+        word = output[len(output) - deletion(output, Action.DELETE_WORD):].strip()
+        return f"delete the last word, <b>{html.escape(word)}</b>: into the control box, then <b>{label}</b>"
+    if action == Action.SPEAK:
+        return f"have the message read aloud: into the control box, then <b>{label}</b>"
+    return f"stop writing: into the control box, then <b>{label}</b>"
 
 
 def steering_help(preset_name: str, switch_mode: str | None = None, config: SwitchConfig | None = None) -> str:
@@ -220,16 +255,20 @@ class TutorialDialog(QDialog):
 
     def __init__(self, writer, prefs: Preferences, speed_bps: float, gaze: GazeSource | None = None,
                  parent: QWidget | None = None, phrases: tuple[str, ...] = PHRASES, start_timer: bool = True,
-                 switch_source: JoystickSwitches | UDPSwitches | None = None) -> None:
-        """``gaze``: the window's gaze source, if it has one; ``switch_source``: the window's game controller or
-        switch socket, lent while the tutorial is open (when not given, that of the window ``parent``'s switch
-        part, if it has one)."""
+                 switch_source: JoystickSwitches | UDPSwitches | None = None, speaker: Speaker | None = None) -> None:
+        """``gaze``: the window's gaze source, if it has one (the practice's pointer then); ``switch_source``: the
+        window's game controller or switch socket, lent while the tutorial is open; ``speaker``: what the control
+        box's Speak speaks with (when not given, that of the window ``parent``'s speech part, if it has one)."""
         super().__init__(parent)
         self.setWindowTitle("dasher-rnn tutorial")
         self.setModal(True)
         self.prefs, self.gaze, self.phrases = prefs, gaze, tuple(phrases)
         self.source = PracticeSource(writer, prefs.start_lower_share)
+        if speaker is None:
+            speaker = getattr(getattr(parent, "speech", None), "speaker", None)
+        self.speaker = speaker
         config = prefs.controller_config()
+        self._window_control_mode = config.control_mode  # the control box as the window has it
         # auto speed off: the practice runs at a known speed, which the suggestion is measured against
         self.controller = WritingController(self.source, dataclasses.replace(config, speed_bps=speed_bps,
                                                                              auto_speed=False))
@@ -239,6 +278,18 @@ class TutorialDialog(QDialog):
         self.chosen_speed: float | None = None
         self._next_in: float | None = None  # seconds until the next phrase, after one is written
         self._closed = False
+        # a practice phrase was written, or the user pressed Skip: the window remembers it (not ``done``: QDialog's)
+        self.completed = False
+        self.chosen = prefs.preset  # the input picked on the first page: the practice is written with it
+        # the control-box step (eye tracker and head mouse, after the phrases): its tasks, the one asked for now, the
+        # actions seen in it (any: a wrong one too), the text an action is aimed after, why Speak is left out
+        self.control_step = False
+        self.control_tasks: list[Action] = []
+        self.control_index = 0
+        self.control_seen: list[Action] = []
+        self.control_note = ""
+        self._control_text = ""
+        self._control_wrong = ""  # the label of an action the user went into instead of the one asked for
         kind = INPUTS.get(prefs.input)
         self.switch_mode = prefs.input if kind is not None and kind.family == "switch" else None  # practise with it
         self.switch_source = switch_source  # lent: drained here, closed by its owner
@@ -281,15 +332,16 @@ class TutorialDialog(QDialog):
                                              f"Write {len(self.phrases)} short phrases; nothing you write here is learned")
         buttons.addWidget(self.start_practice_button)
         buttons.addStretch(1)
-        buttons.addWidget(_button("Skip the tutorial", self.reject, "Go straight to writing (Help > Tutorial brings "
-                                                                    "this back)"))
+        buttons.addWidget(_button("Skip the tutorial", self.skip_tutorial, "Go straight to writing (Help > Tutorial "
+                                                                          "brings this back)"))
         layout.addLayout(buttons)
         self.show_help("switch" if self.switch_mode is not None else self.controller.preset.name)
         return page
 
     def show_help(self, preset_name: str) -> None:
-        """Explain steering for this input (only the explanation changes, not the settings); for switches, the
-        switch input chosen, if one is."""
+        """Explain steering for this input, and practise with it from now on (the window's settings do not change);
+        for switches, the switch input chosen, if one is."""
+        self.chosen = preset_name
         self.help_label.setText(steering_help(preset_name, self.switch_mode, self.prefs.switch_config()))
         for name, button in self.input_buttons.items():
             button.setChecked(name == preset_name)
@@ -302,9 +354,12 @@ class TutorialDialog(QDialog):
         top.addWidget(self.phrase_label, 1)
         self.start_button = _button("Start", self.toggle_running)
         top.addWidget(self.start_button)
-        top.addWidget(_button("Skip this phrase", self.skip_phrase))
+        self.skip_button = _button("Skip this phrase", self.skip_phrase)
+        top.addWidget(self.skip_button)
         top.addWidget(_button("End practice", self.show_result))
         layout.addLayout(top)
+        self.how_label = _label(points=14.0)  # how to start, stop and back out with the input practised
+        layout.addWidget(self.how_label)
         self.view = TutorialView(self.controller.zoom.alphabet)
         self.view.scheme = self.prefs.colour_scheme
         self.view.min_label_px = self.prefs.label_min_px
@@ -338,15 +393,37 @@ class TutorialDialog(QDialog):
         return self.phrases[min(self.index, len(self.phrases) - 1)]
 
     def start_practice(self) -> None:
+        self._use_chosen_input()
         self.scores = [None] * len(self.phrases)
         self.index = 0
+        self.control_step = False
         self._begin_phrase()
         self.pages.setCurrentIndex(PRACTICE_PAGE)
         self.view.setFocus()
 
+    def _use_chosen_input(self) -> None:
+        """Write the practice with the input picked on the first page: the switch mode chosen as the input, or a
+        pointer preset's start and stop (click, or dwell with its ring), pausing and control box."""
+        c = self.controller
+        if self.chosen == "switch" and self.switch_mode is not None:
+            if self.switches.mode is None:  # a pointer was practised before
+                self.switches.start(self.switch_mode, self.prefs.model_copy(update={"switch_source": "keys"}))
+            return
+        self.switches.stop()
+        name = self.chosen if self.chosen in POINTER_PRESETS else self.prefs.preset
+        if name != c.preset.name:
+            c.apply_preset(name)  # its dwell and pausing; the speed stays the one the suggestion is measured against
+        c.set_control_mode(self._window_control_mode if name == self.prefs.preset else PRESETS[name].control_mode)
+
+    @property
+    def teaches_control_box(self) -> bool:
+        """The practice ends with the control-box step: the eye tracker and the head mouse (no buttons to reach)."""
+        return self.controller.switch is None and self.controller.preset.dwell_start
+
     def _begin_phrase(self) -> None:
         self.controller.stop()
         self.controller.clear()  # a fresh message (the source learns nothing: this only empties the boxes)
+        self.controller.dwell.reset()
         self._next_in = None
         self.controller.zoom.idle()
         self._refresh()
@@ -362,24 +439,105 @@ class TutorialDialog(QDialog):
             self.toggle_running()
 
     def skip_phrase(self) -> None:
-        self.next_phrase()
+        """Skip this phrase, or in the control-box step the task asked for."""
+        if self.control_step:
+            if self._next_in is None:
+                self._next_task()
+        else:
+            self.next_phrase()
 
     def next_phrase(self) -> None:
         self.index += 1
         if self.index >= len(self.phrases):
-            self.show_result()
+            self.begin_control_step() if self.teaches_control_box else self.show_result()
         else:
             self._begin_phrase()
 
+    def skip_tutorial(self) -> None:
+        """The user chose to skip the tutorial: it is done (the window no longer opens it by itself)."""
+        self.completed = True
+        self.reject()
+
+    # -- the control-box step --------------------------------------------------------------
+    @property
+    def can_speak(self) -> bool:
+        return self.speaker is not None and self.speaker.available
+
+    @property
+    def control_sentence(self) -> str:
+        """The message the control-box step starts from: the last practice phrase of more than one word."""
+        alphabet = self.controller.zoom.alphabet
+        several = [p for p in self.phrases if len(p.split()) > 1]
+        if several:
+            return several[-1]
+        return " ".join(self.phrases) if " " in alphabet else self.phrases[-1]
+
+    @property
+    def control_task(self) -> Action | None:
+        """The action the control-box step asks for now (None: none, or all done)."""
+        if not self.control_step or self.control_index >= len(self.control_tasks):
+            return None
+        return self.control_tasks[self.control_index]
+
+    def begin_control_step(self) -> None:
+        """After the phrases: a message is written for the user, and they delete its last word, have it spoken and
+        stop, all through the control box (turned on for the step); Speak is left out where nothing speaks."""
+        c = self.controller
+        c.stop()
+        c.clear()
+        c.dwell.reset()
+        c.set_control_mode(True)
+        self.control_step, self._next_in = True, None
+        self.control_tasks = [a for a in CONTROL_TASKS if a != Action.SPEAK or self.can_speak]
+        reason = self.speaker.reason if self.speaker is not None else "no voice was set up"
+        self.control_note = "" if self.can_speak else f"Speak is left out: {reason.rstrip('.')}."
+        self.control_index, self.control_seen, self._control_wrong = 0, [], ""
+        self._write_control_sentence()
+        self._refresh()
+
+    def _write_control_sentence(self) -> None:
+        zoom = self.controller.zoom
+        zoom.write_phrase(self.control_sentence)
+        self._control_text = zoom.text
+
+    def _next_task(self) -> None:
+        self.control_index += 1
+        self._control_wrong = ""
+        if self.control_task is None:  # all done: "well done", then how it went
+            if self.controller.running:  # skipped (Stop itself has stopped it, and says why)
+                self.controller.stop()
+            self.controller.dwell.reset()
+            self._next_in = NEXT_PHRASE_SECONDS
+        self._refresh()
+
+    def _on_action(self, action: Action) -> None:
+        """The crosshair entered a control box action's box (the zoom has made its edit, the controller stopped on
+        Stop): speak for Speak, and in the control-box step, see whether it was the one asked for."""
+        c = self.controller
+        if action in (Action.SPEAK, Action.SPEAK_SENTENCE) and self.speaker is not None and self.can_speak:
+            message = c.zoom.output.strip()
+            self.speaker.speak(message if action == Action.SPEAK else last_sentence(message))
+        if not self.control_step or self._next_in is not None:
+            return
+        self.control_seen.append(action)
+        self._control_text = c.zoom.text
+        if action == self.control_task:
+            self._next_task()
+        else:
+            self._control_wrong = next((item.label for item in CONTROL_ITEMS if item.action == action), "a phrase")
+        if self.control_task == Action.DELETE_WORD and not deletion(c.zoom.output, Action.DELETE_WORD):
+            self._write_control_sentence()  # the words went (New message, Delete sentence): a new one to delete
+
     def show_result(self) -> None:
         self.controller.stop()
+        self.controller.dwell.reset()
         self.suggestion = s = suggest_speed([m for m in self.scores if m is not None], self.controller.speed_bps)
         if s is None:
             self.result_label.setText("<h2>No phrase finished</h2><p>There is nothing to measure your speed from. "
                                       "Practise again, or keep your speed and start writing.</p>")
             self.use_button.hide()
             self.keep_button.setText("Start writing")
-        elif self.switch_mode in MENU_MODES:  # the speed does not pace them: no speed to suggest
+        elif self.controller.switch is not None and self.switch_mode in MENU_MODES:  # the speed does not pace them
             done = f"{s.phrases} phrase" + ("s" if s.phrases != 1 else "")
             pace = ("the scan time (Preferences, Input page) sets the pace" if self.switch_mode == "scanning"
                     else "your presses set the pace")
@@ -440,12 +598,16 @@ class TutorialDialog(QDialog):
             self._next_in -= dt
             frame = c.frame(None, 0.0)
             if self._next_in <= 0:
-                self.next_phrase()
+                self.show_result() if self.control_step else self.next_phrase()
         else:
             frame = c.frame(self._pointer(), dt)
-            if c.zoom.output == self.phrase:
+            if frame.action is not None:
+                self._on_action(frame.action)
+            if not self.control_step and c.zoom.output == self.phrase:
                 c.stop()
+                c.dwell.reset()  # the ring starts empty for the next phrase
                 self.scores[self.index] = c.message_stats()
+                self.completed = True
                 self._next_in = NEXT_PHRASE_SECONDS
         self.view.set_frame(frame, c.dwell.progress)
         self._refresh()
@@ -457,8 +619,41 @@ class TutorialDialog(QDialog):
             for event in self.switch_source.events():
                 (self.controller.press if event.down else self.controller.release)(event.switch)
 
+    def goal(self) -> tuple[str, Action | None]:
+        """What the user is asked to reach now: the whole text (context included), and the control box's action
+        after it (None: the phrase's characters)."""
+        if self.control_step:
+            return self._control_text, self.control_task
+        return self.controller.zoom.context + self.phrase, None
+
+    def _how_text(self) -> str:
+        """How to start, stop and back out with the input practised (empty for switches: the hints say what to
+        press)."""
+        c = self.controller
+        if c.switch is not None:
+            return ""
+        rest, back = pointer_words(c.preset)
+        if c.preset.dwell_start:
+            start = (f"Start and stop: {rest[0].lower()}{rest[1:]} for {c.preset.dwell_seconds:g} s, until the ring "
+                     "around it fills.")
+        elif c.preset.start_on_click:
+            start = "Start and stop: click on the boxes, or press Start."
+        else:
+            start = "Start and stop: press Start."
+        how = f"{start} Back out: {back}."
+        if self.control_step:
+            how = ("The control box is the grey box below the letters, at the bottom of every box: steer into it, "
+                   f"then into the action. {how}" + (f" {self.control_note}" if self.control_note else ""))
+        return html.escape(how)
+
     def _refresh(self) -> None:
         """The phrase with the written part and the next character marked, the path, the hint and the button."""
+        self.how_label.setText(self._how_text())
+        self.how_label.setVisible(bool(self.how_label.text()))
+        self.skip_button.setText("Skip this step" if self.control_step else "Skip this phrase")
+        if self.control_step:
+            self._refresh_control()
+            return
         c, zoom = self.controller, self.controller.zoom
         target = zoom.context + self.phrase
         phrase, output = self.phrase, zoom.output
@@ -480,20 +675,53 @@ class TutorialDialog(QDialog):
         self.start_button.setText("Stop" if c.running else "Start")
         self.start_button.setEnabled(self._next_in is None)
         glyph = c.zoom.alphabet.glyph(nxt) if nxt else ""
+        rest, back = pointer_words(c.preset)
         if self._next_in is not None:
-            self.view.hint = "Well done!" if self.index + 1 < len(self.phrases) else "Well done: that was the last one"
-        elif self.switch_mode is not None:
+            last = self.index + 1 >= len(self.phrases)
+            self.view.hint = ("Well done!" if not last else "Well done: now the control box" if self.teaches_control_box
+                              else "Well done: that was the last one")
+        elif c.switch is not None:
             self.view.hint = self._switch_hint(lost, astray, glyph)
         elif lost:
-            self.view.hint = "Not this way: back out by pointing left of the red cross"
+            self.view.hint = f"Not this way: {back} to back out"
         elif astray:
             self.view.hint = "Not this one: steer into the green box beside it"
         elif c.running:
             self.view.hint = f"Steer into the green box: {glyph}"
         elif c.preset.dwell_start:
-            self.view.hint = "Rest the pointer on the red cross to start"
-        else:
+            self.view.hint = f"{rest} until the ring fills, to start"
+        elif c.preset.start_on_click:
             self.view.hint = "Click on the boxes (or press Start) to start"
+        else:
+            self.view.hint = "Press Start to start"
+        self.view.update()
+
+    def _refresh_control(self) -> None:
+        """The control-box step: the task asked for, the way to its box, the hint."""
+        c, zoom = self.controller, self.controller.zoom
+        task, n = self.control_task, len(self.control_tasks)
+        rest, back = pointer_words(c.preset)
+        if task is None:
+            self.phrase_label.setText("The control box: done. Delete, speak and stop whenever you are writing.")
+            self.view.path, self.view.aim = [], None
+            self.view.hint = "Well done: that was the control box"
+        else:
+            self.phrase_label.setText(f"The control box, {self.control_index + 1} of {n}: "
+                                      + control_task_text(task, zoom.output))
+            target = self._control_text
+            self.view.path = action_path(zoom, target, task)
+            lost = not self.view.path and (not target.startswith(zoom.root_text) or not zoom.root.is_letter)
+            self.view.aim = target_pointer(zoom, target, task) if c.running and not lost else None
+            label = CONTROL_ITEMS[ACTION_INDEX[task]].label
+            wrong = f"That was {self._control_wrong}. " if self._control_wrong else ""
+            if lost:
+                self.view.hint = f"{wrong}Not this way: {back} to back out"
+            elif c.running:
+                self.view.hint = f"{wrong}Steer into the grey Control box at the bottom, then into {label}"
+            else:
+                self.view.hint = f"{wrong}{rest} until the ring fills, to start; then into Control, then {label}"
+        self.start_button.setText("Stop" if c.running else "Start")
+        self.start_button.setEnabled(self._next_in is None)
         self.view.update()
 
     def _switch_hint(self, lost: bool, astray: bool, glyph: str) -> str:

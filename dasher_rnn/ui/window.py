@@ -324,7 +324,9 @@ class MainWindow(QMainWindow):
         dialog, self.tutorial = self.tutorial, None
         if dialog is not None and dialog.chosen_speed is not None:
             self.writing.set_speed(dialog.chosen_speed)  # as if set in the box: the controller and preferences
-        if not self.keeper.prefs.tutorial_done:
+        # done once a practice phrase was written or Skip pressed: only opened and closed (a carer setting up), it
+        # opens again next time
+        if dialog is not None and dialog.completed and not self.keeper.prefs.tutorial_done:
             self.keeper.remember(tutorial_done=True)
         self.splitter.setEnabled(True)
         if self._frames_were_running and not self._closed:
