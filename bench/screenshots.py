@@ -18,6 +18,14 @@ resting right of the crosshair for 20 simulated seconds) and writes PREFIX.png; 
 writes PREFIX-steering.png (the tutorial's explanation for the mouse), PREFIX-practice.png (part way through
 the first phrase, the path to it shown) and PREFIX-speed.png (the speed suggested at the end).
 
+    xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/tutorial-eye-tracker --tutorial-input eye-tracker
+
+writes PREFIX.png: the tutorial's practice for that input preset (eye-tracker or head-mouse; the window's preset, no
+gaze source: the pointer stands in for the gaze), the first phrase written by a simulated user who starts by resting
+on the red cross, the other phrases skipped, then the control-box step's first task (delete the last word) pictured
+while the user rests on the red cross to start: the dwell ring part filled, the way to the control box and its
+Delete word box drawn, the step's task and hint shown.
+
     xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/progress --progress 40
 
 has the simulated user write 40 messages of one person's (made-up) writing in the window, with the hybrid
@@ -157,6 +165,66 @@ def tutorial(prefix: str, fps: float = 30.0) -> list[str]:
         finally:
             window.close()
     return written
+
+
+def tutorial_dwell(path: str, preset: str, fps: float = 30.0, ring: float = 0.6) -> str:
+    """The tutorial's practice for a dwell preset at its control-box step, the dwell ring ``ring`` full."""
+    import tempfile
+    from pathlib import Path
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.app import _application
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y
+    from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
+    from dasher_rnn.zoom.sources import WriterSource
+
+    app = _application()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SettingsStore(Path(tmp) / "settings.json")
+        prefs = store.load().updated(preset=preset, rest_stop_seconds=0.0)  # the preset's own speed and control box
+        source = WriterSource(build_writer(WriterConfig(model="rnn", adapt=True, profile=None)), prefs.start_lower_share)
+        window = MainWindow(WritingController(source, prefs.controller_config()), store, prefs, start_timer=False)
+        try:
+            window.show_sized_to_screen()
+            app.processEvents()
+            dialog = window.open_tutorial(start_timer=False)
+            dialog.setGeometry(dialog.screen().geometry())  # full screen, as a window manager makes it for this preset
+            app.processEvents()
+            dialog.start_practice()
+            c, view = dialog.controller, dialog.view
+
+            def look(x: float, y: float) -> None:
+                view.set_pointer_override(view.viewport().to_screen(x, y))
+
+            for _ in range(int(120 * fps)):  # the first phrase: rest on the cross to start, then steer
+                wait_for_answers(c.zoom)
+                look(*(target_pointer(c.zoom, *dialog.goal()) if c.running else (ORIGIN_X, ORIGIN_Y)))
+                dialog.tick(1.0 / fps)
+                app.processEvents()
+                if dialog.scores[0] is not None:
+                    break
+            else:
+                raise RuntimeError(f"the first phrase was not written: {c.zoom.output!r}")
+            while not dialog.control_step:
+                dialog.skip_phrase()
+            for _ in range(int(ring * c.preset.dwell_seconds * fps)):  # resting on the cross: the ring fills
+                wait_for_answers(c.zoom)
+                look(ORIGIN_X, ORIGIN_Y)
+                dialog.tick(1.0 / fps)
+                app.processEvents()
+            if c.running or not dialog.view.dwell_progress > 0:
+                raise RuntimeError("the picture would show no dwell ring")
+            for _ in range(5):
+                app.processEvents()
+            if not dialog.screen().grabWindow(dialog.winId()).save(path):
+                raise OSError(f"could not save {path}")
+            dialog.reject()
+        finally:
+            window.close()
+    return path
 
 
 PERSON = {  # one made-up person's writing: their people, places and needs come back again and again
@@ -367,6 +435,9 @@ def main() -> None:
                         help="instead: write the text, then open the control box towards ACTION (e.g. delete-word) "
                              "and picture PREFIX.png")
     parser.add_argument("--tutorial", action="store_true", help="instead: picture the tutorial's three screens")
+    parser.add_argument("--tutorial-input", metavar="PRESET", choices=("eye-tracker", "head-mouse"),
+                        help="instead: picture the tutorial's practice for this preset at its control-box step, "
+                             "resting on the red cross (PREFIX.png)")
     parser.add_argument("--progress", type=int, default=0, metavar="N",
                         help="instead: write N messages with a new profile and picture View > Progress")
     parser.add_argument("--language", metavar="CODE", default="",
@@ -395,6 +466,9 @@ def main() -> None:
         return
     if args.tutorial:
         print("\n".join(tutorial(args.prefix)))
+        return
+    if args.tutorial_input:
+        print(tutorial_dwell(f"{args.prefix}.png", args.tutorial_input))
         return
     if args.rest > 0:
         print(resting_pointer(f"{args.prefix}.png", args.rest))
