@@ -61,6 +61,13 @@ COLOUR_SCHEMES = ("default", "high-contrast")
 OUTPUTS = ("panel", "direct")  # direct: also typed into the program that has the keyboard focus
 FONT_SIZE_RANGE = (6, 96)
 LABEL_PX_RANGE = (6, 64)
+# direct output's docked layout (ui/parts/dock.py): the edge the strip docks at, its share of the screen's available
+# height (top, bottom) or width (left, right), and the smallest size and the farthest place a geometry the user left
+# it at may have
+DOCK_EDGES = ("bottom", "top", "left", "right")
+DOCK_SHARE_RANGE = (0.2, 0.8)
+DOCK_MIN_PX = 100
+DOCK_MAX_PX = 100_000
 _PROBLEMS = "problems"  # validation context key: a list that collects what was repaired (lenient loading)
 _ENGINE = ControllerConfig()  # the controller's defaults are the preferences' defaults
 
@@ -141,6 +148,68 @@ def _bounded(bounds: tuple[float, float]) -> Any:
     return Field(ge=bounds[0], le=bounds[1], allow_inf_nan=False)
 
 
+def _tuple_if_list(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value  # JSON has no tuples
+
+
+def _dock_geometry(value: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    x, y, width, height = value
+    if min(width, height) < DOCK_MIN_PX:
+        raise ValueError(f"a window smaller than {DOCK_MIN_PX} pixels")
+    if max(abs(x), abs(y), width, height) > DOCK_MAX_PX:
+        raise ValueError("not on any screen")
+    return value
+
+
+class DockLayout(BaseModel):
+    """Where the window goes while direct output is on, for one input preset: a strip along ``edge`` that takes
+    ``share`` of the screen's available height (top, bottom) or width (left, right); or, once the user moved or
+    resized that strip, the ``geometry`` they left it at (its frame's x, y, width, height in screen pixels).
+    Loading repairs each bad value as ``Preferences.from_dict`` does."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+    edge: Literal[DOCK_EDGES] = "bottom"
+    share: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(DOCK_SHARE_RANGE)] = 0.4
+    geometry: Annotated[tuple[int, int, int, int], BeforeValidator(_tuple_if_list), AfterValidator(_dock_geometry)] \
+        | None = None
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _default_if_bad(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            problems = _problems(info)
+            if problems is None:
+                raise
+            default = cls.model_fields[info.field_name].default
+            problems.append(f"{info.field_name} = {_short(value)} is invalid ({_reason(exc)}), using the default {default!r}")
+            return default
+
+
+def _dock_layouts(value: Any, info: ValidationInfo) -> Any:
+    """When loading, each preset's dock layout is repaired on its own: a bad value in it becomes its default, a
+    layout that is not an object becomes the default layout, a preset that does not exist is dropped; each said."""
+    problems = _problems(info)
+    if problems is None or not isinstance(value, dict):
+        return value  # the field's type checks it (not a mapping: the whole field is reset, and said)
+    layouts = {}
+    for name, layout in value.items():
+        if name not in PRESETS:
+            problems.append(f"dock[{_short(name)}] is not an input preset's layout, dropped")
+            continue
+        found: list[str] = []
+        try:
+            layouts[name] = layout if isinstance(layout, DockLayout) else \
+                DockLayout.model_validate(layout, context={_PROBLEMS: found})
+        except ValidationError as exc:
+            problems.append(f"dock[{name!r}] = {_short(layout)} is invalid ({_reason(exc)}), using the default layout")
+            continue
+        problems.extend(f"dock[{name!r}].{problem}" for problem in found)
+    return layouts
+
+
 class Preferences(BaseModel):
     """What the app remembers between runs. Strict: constructing one with a bad value raises ValidationError;
     ``from_dict`` (what loading uses) instead repairs each bad value and says what it repaired."""
@@ -183,6 +252,8 @@ class Preferences(BaseModel):
     output: Literal[OUTPUTS] = "panel"
     copy_on_stop: bool = False  # Dasher's "copy all on stop"
     speak_on_stop: bool = False  # Dasher's "speak on stop": the current message
+    # direct output's docked layout per input preset (ui/parts/dock.py; a preset not here: DockLayout's defaults)
+    dock: Annotated[dict[Literal[tuple(PRESETS)], DockLayout], BeforeValidator(_dock_layouts)] = {}
     pause_outside: bool = _ENGINE.pause_outside  # the pointer leaving the canvas pauses writing
     rest_stop_seconds: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(REST_STOP_RANGE)] = \
         _ENGINE.rest_stop_seconds  # a pointer resting this long stops writing (0: never)
@@ -249,6 +320,10 @@ class Preferences(BaseModel):
             raise TypeError(f"no such preference: {', '.join(sorted(unknown))}")
         checked = self.model_validate(changes)
         return self.model_copy(update={name: getattr(checked, name) for name in changes})
+
+    def dock_layout(self, preset: str) -> DockLayout:
+        """Where the window docks while direct output is on with ``preset``."""
+        return self.dock.get(preset) or DockLayout()
 
     def switch_config(self) -> SwitchConfig:
         """The switch modes' values from these preferences."""
