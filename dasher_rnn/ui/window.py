@@ -19,6 +19,7 @@ from dasher_rnn.adapt.writer import MODELS
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import Preferences, SettingsStore
 from dasher_rnn.ui.documents import documents_folder
+from dasher_rnn.ui.parts.dock import DockPart
 from dasher_rnn.ui.parts.input import InputPart
 from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import PANEL_HEIGHT, LooksPart
@@ -41,7 +42,7 @@ from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import practice_phrases
 from dasher_rnn.zoom.sources import WriterSource
 
-FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these
+FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these (docked: direct output)
 
 
 class MainWindow(QMainWindow):
@@ -82,8 +83,9 @@ class MainWindow(QMainWindow):
         self.writing = WritingPart(controller, self.view, keeper, status, self.input.pointer_screen, self)
         self.messages = MessagesPart(controller, self.panel, status, self, journal)
         self.speech = SpeechPart(controller, status, self)
-        self.output = OutputPart(controller, keeper, status, self.speech, self.messages.copy_all, self)
         self.looks = LooksPart(self.view, self.panel, splitter, keeper, self)
+        self.dock = DockPart(controller, keeper, self, self.looks, self._size_to_screen)
+        self.output = OutputPart(controller, keeper, status, self.speech, self.messages.copy_all, self, dock=self.dock)
         self.learning = LearningPart(controller.writer, keeper, status, self)
         self.progress = ProgressPart(controller, status, self)
         self.phrases = PhrasesPart(controller, status, self)
@@ -163,7 +165,7 @@ class MainWindow(QMainWindow):
         self.addToolBar(controls)
         self.addToolBarBreak()
 
-        text = QToolBar("Text")
+        self.text_bar = text = QToolBar("Text")  # hidden while docked (a strip for direct output): all in the menus
         text.setObjectName("text-toolbar")
         for action in (m.copy_action, m.save_action, self.speech.speak_action, self.phrases.phrases_action):
             text.addAction(action)
@@ -189,6 +191,8 @@ class MainWindow(QMainWindow):
         w.stopped.connect(self.output.on_stop)
         w.status_due.connect(self.update_status)
         self.input.preset_chosen.connect(lambda _name: w.show_settings())
+        self.input.preset_chosen.connect(lambda _name: self.dock.follow_preset())  # each preset docks its own way
+        self.dock.docked_changed.connect(lambda docked: self.text_bar.setVisible(not docked))
         m.discarding.connect(self._on_discarding)
         m.finished.connect(self._on_message_finished)
         m.changed.connect(self._on_text_changed)
@@ -288,7 +292,14 @@ class MainWindow(QMainWindow):
 
     def show_sized_to_screen(self) -> None:
         """Open as large as the screen: full screen for the gaze and head-mouse presets (every pixel is a
-        target), the whole available area otherwise."""
+        target), the whole available area otherwise; with direct output on, docked instead (a strip at an edge of
+        the screen, as the preset's layout says: the program it types into has the rest)."""
+        if self.dock.docked:
+            self.dock.place()
+        else:
+            self._size_to_screen()
+
+    def _size_to_screen(self) -> None:
         if self.controller.preset.name in FULL_SCREEN_PRESETS:
             self.looks.set_full_screen(True)
         else:

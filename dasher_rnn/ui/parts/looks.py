@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QComboBox, QSpinBox, QSplitter, QWidget
@@ -21,6 +23,8 @@ class LooksPart:
                  host: QWidget) -> None:
         """``splitter`` holds the panel above the view; ``host`` is the window (full screen, its actions)."""
         self.view, self.panel, self.splitter, self.keeper, self.host = view, panel, splitter, keeper, host
+        # where the window goes when it leaves full screen (the dock, while direct output docks it: parts/dock.py)
+        self.normal_place: Callable[[], None] = self.fit_to_screen
         self.panel_action = make_action(host, "Text panel", self.set_text_panel, None,
                                         "Show or hide the text above the canvas (drag its edge to resize it)",
                                         checkable=True)
@@ -89,7 +93,7 @@ class LooksPart:
             self.host.showFullScreen()
         else:
             self.host.showNormal()
-            self.fit_to_screen()
+            self.normal_place()
 
     def fit_to_screen(self) -> None:
         """The window takes the screen's whole available area."""

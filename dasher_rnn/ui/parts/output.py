@@ -6,7 +6,8 @@ The Output menu's actions, the window's flags and the output notice live here. T
 ``dasher_rnn.output``'s, without Qt.
 
 In direct mode the window stays on top and never takes the keyboard focus (it does not activate when shown or
-clicked), so the program the user picked keeps receiving the keys.
+clicked), so the program the user picked keeps receiving the keys; and it is docked (``parts/dock.py``, its menu
+in the Output menu): a strip at an edge of the screen, so that the program it types into can be seen beside it.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from dasher_rnn.output import DirectOutput, OutputUnavailable, Typer, open_typer
 from dasher_rnn.output.typers import on_wayland
+from dasher_rnn.ui.parts.dock import DockPart
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.speech import SpeechPart
 from dasher_rnn.ui.parts.status import Notices
@@ -35,11 +37,12 @@ OUR_FOCUS = "this window has the keyboard focus: click the program to write into
 class OutputPart:
     def __init__(self, controller: WritingController, keeper: PrefsKeeper, notices: Notices, speech: SpeechPart,
                  copy_all: Callable[[], None], host: QWidget,
-                 typer_factory: Callable[[], Typer] | None = None) -> None:
+                 typer_factory: Callable[[], Typer] | None = None, dock: DockPart | None = None) -> None:
         """``host`` is the window whose flags keep the focus where it is; ``copy_all`` copies the text;
-        ``typer_factory`` makes the typer when direct output is switched on (default: ``open_typer``)."""
+        ``typer_factory`` makes the typer when direct output is switched on (default: ``open_typer``); ``dock``
+        docks the window while direct output is on (None: it stays as it is)."""
         self.controller, self.keeper, self.notices, self.speech = controller, keeper, notices, speech
-        self.host, self._copy_all = host, copy_all
+        self.host, self._copy_all, self.dock = host, copy_all, dock
         self._typer_factory = typer_factory
         self.direct: DirectOutput | None = None
         self._notice = ""
@@ -55,7 +58,8 @@ class OutputPart:
         if not speech.available:
             self.speak_on_stop_action.setEnabled(False)
             self.speak_on_stop_action.setToolTip(wrap_tip(speech.speaker.reason))
-        self.actions = (self.direct_action, self.copy_on_stop_action, self.speak_on_stop_action)  # the Output menu
+        self.actions: tuple[QAction, ...] = (self.direct_action,) + ((dock.menu_action,) if dock is not None else ()) \
+            + (self.copy_on_stop_action, self.speak_on_stop_action)  # the Output menu
 
     # -- preferences --------------------------------------------------------------------------------------
     def apply_prefs(self) -> None:
@@ -91,7 +95,12 @@ class OutputPart:
                 if on_wayland():
                     notice = "Direct output on Wayland reaches only programs running under XWayland."
         self._set_notice(notice)
-        self._set_window_flags(output == "direct")
+        direct = output == "direct"
+        if self.dock is not None and direct:  # docked first: the flags' change shows the window where it goes
+            self.dock.set_docked(True)
+        self._set_window_flags(direct)
+        if self.dock is not None and not direct:  # put back once it may take the focus again (full screen does)
+            self.dock.set_docked(False)
         if remember:
             self.keeper.remember(output=output)
 
