@@ -33,7 +33,8 @@ from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUTS
-from dasher_rnn.settings import FONT_SIZE_RANGE, LABEL_PX_RANGE, Preferences
+from dasher_rnn.settings import DOCK_SHARE_RANGE, FONT_SIZE_RANGE, LABEL_PX_RANGE, Preferences
+from dasher_rnn.ui.parts.dock import EDGE_LABELS
 from dasher_rnn.ui.parts.input import InputPart
 from dasher_rnn.ui.parts.learning import LearningPart
 from dasher_rnn.ui.parts.looks import SCHEME_LABELS, LooksPart
@@ -292,13 +293,30 @@ class PreferencesDialog(QDialog):
         self.speak_on_stop.setEnabled(speech_available)
         self.speak_on_stop.toggled.connect(output.set_speak_on_stop)
         speech = "" if speech_available else f" ({output.speech.speaker.reason}.)"
-        output_page = _page(
+        output_rows = [
             setting_row("Where the text goes", "Also type each character into the program that has the keyboard "
                         "focus (this window then stays on top and never takes the focus).", self.output),
             setting_row("Copy all on stop", "Copy all the text to the clipboard whenever writing stops.",
                         self.copy_on_stop),
             setting_row("Speak on stop", "Read the current message aloud whenever writing stops." + speech,
-                        self.speak_on_stop))
+                        self.speak_on_stop)]
+        if output.dock is not None:  # direct output's docked layout (parts/dock.py), the preset in use's
+            dock = output.dock
+            self.dock_edge = Choice(tuple(EDGE_LABELS.items()), dock.layout().edge, columns=4)
+            self.dock_edge.chosen.connect(dock.set_edge)
+            self.dock_share = Stepper(DOCK_SHARE_RANGE[0] * 100, DOCK_SHARE_RANGE[1] * 100, 5, dock.layout().share * 100,
+                                      decimals=0, suffix=" %")
+            self.dock_share.changed.connect(lambda percent: dock.set_share(percent / 100))
+            self.dock_note = _explanation()
+            dock.layout_changed.connect(self._show_dock)
+            output_rows.append(_titled(
+                "Docked while typing into a program",
+                _explanation("While the text goes into another program, this window is a strip at this edge of the "
+                             "screen, taking this share of its height (top, bottom) or width (left, right), and the "
+                             "program has the rest. Move or resize the strip and it stays where you put it."),
+                self.dock_edge, self.dock_share, self.dock_note))
+            self._show_dock()
+        output_page = _page(*output_rows)
 
         self.tabs = QTabWidget()
         for page, name in ((speed_page, "Speed"), (input_page, "Input"), (stop_page, "Stopping"),
@@ -342,6 +360,17 @@ class PreferencesDialog(QDialog):
             self.language_message.setText(f"{code} could not be written: the status bar says why.")
             self.language.set_value(self.controller.zoom.alphabet.language or "en")
         self.refresh()
+
+    def _show_dock(self) -> None:
+        """The docked layout of the preset in use (each preset has its own)."""
+        dock = self.output_part.dock
+        if dock is None:
+            return
+        layout = dock.layout()
+        self.dock_edge.set_value(layout.edge)
+        self.dock_share.set_value(layout.share * 100)
+        placed = " Now where you put it: choose an edge or a size to dock it again." if layout.geometry else ""
+        self.dock_note.setText(f"Kept for the input preset in use ({dock.preset_label()}).{placed}")
 
     # -- showing what is in effect ---------------------------------------------------------------
     def refresh(self) -> None:
