@@ -260,7 +260,7 @@ class Preferences(BaseModel):
     # Dasher's control mode: a control box after the letters (stop, delete, speak, copy, new message without a
     # click); None: as the input preset says (on for the eye tracker and the head mouse)
     control_mode: bool | None = None
-    tutorial_done: bool = False  # the first-run tutorial was shown (finished or skipped): it no longer opens by itself
+    tutorial_done: bool = False  # a practice phrase was written or the tutorial skipped: it no longer opens by itself
     # gaze over UDP and Dasher's socket input count only datagrams that carry this shared secret ("": any local
     # program's; see dasher_rnn/input/udp.py and docs/ARCHITECTURE.md, "Who may send input")
     input_token: Annotated[str, Field(max_length=128, pattern=r"^[!-~]*$")] = ""
