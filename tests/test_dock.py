@@ -89,6 +89,7 @@ def test_direct_output_docks_the_window_at_the_bottom_and_puts_it_back(qtbot, se
     assert flags & Qt.WindowType.WindowStaysOnTopHint and flags & Qt.WindowType.WindowDoesNotAcceptFocus
     # the canvas gets the strip: the text panel is one line, the second toolbar is hidden (all of it is in the menus)
     assert not window.text_bar.isVisible() and window.panel.height() < panel_height / 2
+    assert window.splitter.sizes()[0] <= window.panel.maximumHeight()  # no gap left where the panel was
     assert window.view.height() > 2 * window.panel.height()
     window.writing.toggle_running()
     steer(window, "I see")  # the canvas is usable

@@ -241,8 +241,12 @@ class DockPart(QObject):
         if on:
             self._panel_height = splitter.sizes()[0] if not panel.isHidden() else None  # (the window may be hidden)
             margins = panel.contentsMargins()
-            panel.setMaximumHeight(panel.fontMetrics().lineSpacing() * PANEL_LINES + 2 * panel.frameWidth()
-                                   + margins.top() + margins.bottom() + 8)
+            height = panel.fontMetrics().lineSpacing() * PANEL_LINES + 2 * panel.frameWidth() + margins.top() \
+                + margins.bottom() + 8
+            panel.setMaximumHeight(height)
+            if self._panel_height:  # the splitter gives the canvas what the panel no longer takes
+                sizes = splitter.sizes()
+                splitter.setSizes([height, max(1, sum(sizes) - height)])
             return
         panel.setMaximumHeight(NO_LIMIT)
         height, self._panel_height = self._panel_height, None
