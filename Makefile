@@ -35,10 +35,10 @@ run: check-system install
 check-system:
 	@$(PYTHON) -m dasher_rnn.ui.preflight
 
-# What the direct-output and speech tests run on a virtual X screen: Xvfb, espeak-ng (the voice `make run`'s check
-# names), and the libraries Qt's X11 plugin needs for the program that receives the text. Installed quietly as root
-# where apt-get exists; elsewhere those tests skip.
-TEST_DEBS := xvfb espeak-ng libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-randr0 \
+# What the direct-output, docking and speech tests run on a virtual X screen: Xvfb, openbox (a window manager),
+# espeak-ng (the voice `make run`'s check names), and the libraries Qt's X11 plugin needs for the program that
+# receives the text. Installed quietly as root where apt-get exists; elsewhere those tests skip.
+TEST_DEBS := xvfb openbox espeak-ng libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-randr0 \
 	libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3
 test-system:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! dpkg -s $(TEST_DEBS) >/dev/null 2>&1; then \
