@@ -161,7 +161,8 @@ def test_crossing_delete_word_removes_the_word_and_what_the_writer_learned_of_it
     frame = drive(record, zoom, "I want tea", Action.DELETE_WORD)
     assert frame.action == Action.DELETE_WORD and frame.deleted >= len("tea")
     assert zoom.output == "I want " and zoom.text == zoom.root_text  # the view starts again from the text
-    assert (zoom.root_lo, zoom.root_hi) == (0.0, MAX_Y)
+    # centred on the crosshair, zoomed out so that no child reaches past it (nothing more is output until steering)
+    assert (zoom.root_lo + zoom.root_hi) / 2 == pytest.approx(ORIGIN_Y) and ORIGIN_X < zoom.root_hi - zoom.root_lo < MAX_Y
     committed = zoom.text[: zoom._committed]
     assert committed == "I want"  # the text above the new root
     assert not same_counts(ppm_counts(writer), before)  # what was learned of "tea" ...
@@ -206,6 +207,117 @@ def test_new_message_in_the_control_box_starts_one():
     drive(controller_steps(c), c.zoom, "Tom")
     assert c.text == "We need\nTom"
     c.close()
+
+
+def text_box(zoom: ZoomModel, text: str):
+    """The box of ``text``'s last character (the context included) and where it is, found down from the root."""
+    assert text.startswith(zoom.root_text)
+    box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
+    for ch in text[len(zoom.root_text) :]:
+        y1, y2 = zoom.child_range(box, y1, y2, ALPHABET.index(ch))
+        box = box.children[ALPHABET.index(ch)]
+    return box, y1, y2
+
+
+def test_a_deleted_letter_does_not_come_straight_back_however_likely():
+    """After an action the view starts again from the text zoomed out, as Dasher's does (``SetNode``): deleting the
+    "e" of "We", which the model thinks likelier than not after "W", leaves "W" while the user rests or steers away
+    from it; writing goes on when they steer."""
+    source = writer_source("ppm", trained_ppm=trained_ppm())
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=3.0, control=True))
+    step = zoom_steps(zoom)
+    drive(step, zoom, "We")
+    drive(step, zoom, "We", Action.DELETE_CHAR)
+    assert zoom.output == "W"
+    outputs = []
+    for _ in range(20):
+        wait_for_answers(zoom)
+        zoom.idle()
+        outputs.append(zoom.output)
+    assert set(outputs) == {"W"}  # not "We" again
+    box, y1, y2 = text_box(zoom, "W")
+    assert np.diff(zoom.layout(box))[ALPHABET.index("e")] > DASHER_TOTAL / 2  # "e" is likelier than not
+    assert (y1 + y2) / 2 == pytest.approx(ORIGIN_Y) and y2 - y1 > ORIGIN_X  # "W" centred, reaching past the crosshair
+    assert (y2 - y1) * np.diff(zoom.layout(box)).max() / DASHER_TOTAL < ORIGIN_X  # and none of its children does
+    for _ in range(20):
+        wait_for_answers(zoom)
+        step(ORIGIN_X, ORIGIN_Y)  # the pointer resting at the crosshair
+        outputs.append(zoom.output)
+    for _ in range(20):
+        wait_for_answers(zoom)
+        step(*target_pointer(zoom, "W "))  # towards the space, below "e"
+        outputs.append(zoom.output)
+    assert set(outputs) == {"W"}
+    drive(step, zoom, "We")
+    drive(step, zoom, "We need")
+    assert zoom.output == "We need"
+    source.close()
+
+
+def test_a_view_started_again_is_sized_for_the_model_once_it_answers_and_empty_around_a_message_start():
+    """Before the model answers for the root started again after an action, it is sized for the likeliest letter
+    it could have; once it answers, for the one it has, unless the user has moved the view meanwhile. At the start of
+    a message, with nothing above the root, the view shows empty space around it, which does not grow."""
+    e = ALPHABET.index("e")
+    counts = np.full(N, DASHER_TOTAL // 10 // (N - 1), np.int64)
+    counts[e] += DASHER_TOTAL - counts.sum()  # "e" nine times in ten after anything
+    source = RecordingSource(counts=counts)
+    zoom = ZoomModel(source, ZoomSettings(speed_bps=3.0, control=True))
+    step = zoom_steps(zoom)
+    p = np.diff(zoom._cumulative(counts)).max() / DASHER_TOTAL  # "e"'s share of a letter box
+    assert p > 0.8
+
+    def still(text: str, frames: int = 10) -> None:
+        for _ in range(frames):
+            zoom.idle()
+            assert step(ORIGIN_X, ORIGIN_Y).action is None and zoom.output == text
+
+    def delete_held(text: str) -> None:
+        """Delete the last character of ``text``, the model's answers held from the frame that deletes it on."""
+        source.held = True
+        for _ in range(20000):
+            source.answer_all()  # what the frame before asked
+            action = step(*target_pointer(zoom, text, Action.DELETE_CHAR)).action
+            assert action in (None, Action.DELETE_CHAR)
+            if action is not None:
+                return
+        raise AssertionError("did not reach Delete char")
+
+    drive(step, zoom, "be")
+    delete_held("be")
+    box, y1, y2 = text_box(zoom, "b")
+    assert (y1, y2) == pytest.approx((ORIGIN_Y - MAX_Y / 1.95 / 2, ORIGIN_Y + MAX_Y / 1.95 / 2))  # for a share of 0.95
+    still("b")
+    source.answer_all()  # the root's distribution, and its parent's
+    still("b")
+    source.answer_all()
+    still("b")
+    box, y1, y2 = text_box(zoom, "b")
+    assert y2 - y1 == pytest.approx(MAX_Y / (1 + p)) and (y1 + y2) / 2 == pytest.approx(ORIGIN_Y)
+    assert zoom.root.symbol < 0 and zoom.root_lo < 0 and zoom.root_hi > MAX_Y  # reversed into the rebuilt parent
+    source.held = False
+    source.answer_all()
+    drive(step, zoom, "be")
+    delete_held("be")
+    step(ORIGIN_X - 500.0, ORIGIN_Y - 300.0)  # the user moves the view before the model answers
+    moved = text_box(zoom, "b")[1:]
+    source.answer_all()
+    source.held = False
+    zoom.idle()
+    assert text_box(zoom, "b")[1:] == pytest.approx(moved) and zoom.output == "b"  # left where the user put it
+    drive(step, zoom, "b", Action.DELETE_CHAR)  # the message is empty: nothing above the root
+    assert zoom.output == "" and zoom.root.symbol < 0
+    still("")
+    view = (zoom.root_lo, zoom.root_hi)
+    assert view == pytest.approx((ORIGIN_Y - MAX_Y / (1 + p) / 2, ORIGIN_Y + MAX_Y / (1 + p) / 2))
+    for _ in range(30):
+        assert zoom.step(1.8 * ORIGIN_X, ORIGIN_Y, DT).bits == 0.0  # it cannot be zoomed out
+    assert (zoom.root_lo, zoom.root_hi) == view and zoom.output == ""
+    drive(step, zoom, "e")  # steering into it writes
+    assert zoom.root_lo < view[0] and zoom.root_hi > view[1]
+    drive(step, zoom, "e", Action.NEW_MESSAGE)  # a new message starts zoomed out too
+    assert zoom.output == "" and zoom.root_lo > 0 and zoom.root_hi < MAX_Y
+    still("")
 
 
 def test_undo_after_a_control_deletion_brings_the_word_back_with_what_was_learned():

@@ -19,9 +19,22 @@ Control mode (``ZoomSettings.control``, see ``control.py``): every letter box en
 fixed share, whose children are actions of equal size. Control boxes add no character to the text. Entering
 an action's box (as a character would be output) reports it in the frame (``Frame.action``), makes the text
 edit it stands for (deletions, with what was learned of the deleted text taken back exactly through the
-source's ``uncommit``; a new message), and starts the view again from the text, filling the screen. The control
-box's last box holds the quick phrases (``set_phrases``), each sized by its uses: entering one writes its text into
-the message as if it had been written (typed, then learned as the view moves on), and says so in ``Frame.phrase``.
+source's ``uncommit``; a new message), and starts the view again from the text. The control box's last box holds
+the quick phrases (``set_phrases``), each sized by its uses: entering one writes its text into the message as if it
+had been written (typed, then learned as the view moves on), and says so in ``Frame.phrase``.
+
+After an action nothing more is output until the user steers. The view starts again as Dasher's does when it jumps
+(``CDasherModel::SetNode``): the box of the text's last character centred on the crosshair, ``MAX_Y / (1 + p)``
+high, ``p`` being the share of its likeliest child, so that it reaches past the crosshair (its text stays output)
+and none of its children does, however likely the next letter. (Started filling the view, the likeliest child of a
+box whose next letter is likelier than about a half reached past the crosshair and was output in the very next
+frame: a deleted "e" after "W" came straight back.) Above and below it, as the view reverses into it, is the parent
+rebuilt from the text. At the start of a message there is none, and the view shows empty space around the root, as
+Dasher's does at a start; the empty space does not grow (the root cannot be zoomed out there) and goes as the user
+zooms in. The alternative, the root filling the view there, would let a likely first letter be written by itself.
+The model answers for the new root a frame or more later: until then ``p`` is the most a letter can have in control
+mode (0.95), and when it answers the view is sized again for the real ``p``, unless the user has moved it by then.
+Switching control mode on or off (not an action) starts the view again filling it, as at a message start.
 
 Switch access (``input/switch.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
 (``schedule_zoom``, Dasher's ``ScheduleZoom``) that brings a range of the view to fill it over a set time, followed
@@ -59,6 +72,11 @@ from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VIS
 from dasher_rnn.zoom.sources import PredictionSource, uniform_counts
 
 REFERENCE_ZOOM_BITS = math.log2(4096 / 1600)  # Dasher: steps per zoom = fps * log2(4096/1600) / bit rate
+# sizing a root that starts again after an action (``ZoomModel._start_zoomed_out``): the largest share of it a child is
+# taken to have before the model answers (the most a letter can have in control mode, the control box taking the
+# rest), and at most once it has (a model sure of one letter still leaves the root past the crosshair: 4096 / 1.98)
+UNKNOWN_SHARE = 1.0 - CONTROL_SHARE
+MOST_SHARE = 0.98
 
 
 @dataclass(eq=False)
@@ -187,6 +205,8 @@ class ZoomModel:
         self._schedule: _ScheduledZoom | None = None
         self._dropped_zoom = False  # a scheduled zoom was dropped (``cancel_zoom``) since the last step
         self._held_action: Box | None = None  # the action box a dropped zoom left the crosshair in (not acted on)
+        self._fitting: Box | None = None  # the box started smaller than the view, to be sized when the model answers
+        self._fit_height = MAX_Y  # its height now
         self.reset(context)
 
     def _set_layout(self) -> None:
@@ -209,7 +229,8 @@ class ZoomModel:
         if bool(on) != self.config.control:
             self.config.control = bool(on)
             self._set_layout()
-            self._reroot(self.text, frame)
+            self._rebuild(self.text, 0.0, MAX_Y)  # filling the view, as at a message start (not an action)
+            self._sync_commits(frame)
             frame.boxes = self._walk()
         return frame
 
@@ -245,7 +266,7 @@ class ZoomModel:
         self._output_box = self.root
         self._committed = len(context)
         self._schedule = None
-        self._held_action = None
+        self._held_action = self._fitting = None
         self._dropped_zoom = False
 
     def _new_root(self, context: str) -> Box:
@@ -319,15 +340,40 @@ class ZoomModel:
         self.text = root_text
         self._output_box = root
         self._schedule = None  # the view starts again: a zoom under way is over
-        self._held_action = None
+        self._held_action = self._fitting = None
         self._dropped_zoom = False
 
     def _reroot(self, text: str, frame: Frame) -> None:
-        """Start the view again from ``text`` (a prefix of the text, or the text itself), filling the screen: the
-        boxes of ``text``'s last character at full height, the crosshair in the middle. What is no longer above
-        the root is unlearned (exactly, through the source's ``uncommit``)."""
+        """Start the view again from ``text`` (a prefix of the text, or the text itself): the box of ``text``'s last
+        character centred on the crosshair, zoomed out so that nothing more is output until the user steers
+        (``_start_zoomed_out``). What is no longer above the root is unlearned (exactly, through ``uncommit``)."""
         self._rebuild(text, 0.0, MAX_Y)
+        self._start_zoomed_out()
         self._sync_commits(frame)
+
+    def _start_zoomed_out(self) -> None:
+        """Shrink the root, which fills the view, to Dasher's size for a view started again (``CDasherModel::SetNode``):
+        centred on the crosshair, ``MAX_Y / (1 + p)`` high, where ``p`` is the largest share of it a child has. Then
+        the root reaches past the crosshair (its text stays output) and none of its children does (nothing more is
+        output), however likely the next letter. Until the model answers, ``p`` is the most a letter can have; when
+        it answers, the view is sized again for the real ``p``, unless the user has moved it by then."""
+        self._fit_height = self.root_hi - self.root_lo
+        self._fitting = self.root
+        self._fit_view()
+
+    def _fit_view(self) -> None:
+        """Scale the view about the crosshair so that the box being sized (centred on it, ``_fit_height`` high, the
+        root or, once the view has reversed into its rebuilt parent, the root's child) is ``MAX_Y / (1 + p)`` high."""
+        box = self._fitting
+        assert box is not None
+        share = UNKNOWN_SHARE if box.cum is None else min(float(np.diff(box.cum).max()) / DASHER_TOTAL, MOST_SHARE)
+        height = MAX_Y / (1.0 + share)
+        scale = height / self._fit_height
+        self.root_lo = ORIGIN_Y + scale * (self.root_lo - ORIGIN_Y)
+        self.root_hi = ORIGIN_Y + scale * (self.root_hi - ORIGIN_Y)
+        self._fit_height = height
+        if box.cum is not None:
+            self._fitting = None  # sized for good
 
     # -- control mode -------------------------------------------------------------------
     def _act(self, item: ControlItem, frame: Frame) -> None:
@@ -337,6 +383,7 @@ class ZoomModel:
         if action == Action.NEW_MESSAGE:
             frame.finished = self.output
             self.finish_message()
+            self._start_zoomed_out()  # as after any action, nothing is output until the user steers
             return
         text = self.text
         if action == Action.PHRASE:
@@ -451,20 +498,28 @@ class ZoomModel:
     def offset(self, dy: float) -> None:
         """Shift the view down by ``dy`` Dasher units (up when negative): what was ``dy`` above the crosshair comes
         to it (Dasher's ``CDasherModel::Offset``, two-button dynamic mode). The next ``step`` moves the root and the
-        output accordingly; at the start of the text the view stays filled, as when zooming."""
+        output accordingly; at the start of the text the view stays filled (or no emptier), as when zooming."""
         if math.isfinite(dy):
+            moved = (self.root_lo, self.root_hi)
             self._set_view(self.root_lo + dy, self.root_hi + dy, 0.0)
+            if (self.root_lo, self.root_hi) != moved:
+                self._fitting = None  # the user moved the view: it is no longer sized for them
 
     # -- one frame -----------------------------------------------------------------------
     def step(self, pointer_x: float, pointer_y: float, dt: float, speed_bps: float | None = None) -> Frame:
         """Advance ``dt`` seconds with the pointer at Dasher coordinates (``pointer_x`` from the right edge); while
         a scheduled zoom lasts (``schedule_zoom``), along it instead."""
         self._apply_answers()
+        if self._fitting is not None and self._fitting.cum is not None:
+            self._fit_view()  # the model answered for the root started again: size it for its real children
         frame = Frame()
+        moved = (self.root_lo, self.root_hi)
         if self._schedule is not None:
             frame.bits = self._scheduled(dt)
         else:
             frame.bits = self._zoom(pointer_x, pointer_y, dt, self.config.speed_bps if speed_bps is None else speed_bps)
+        if (self.root_lo, self.root_hi) != moved:
+            self._fitting = None  # the user moved the view: it is no longer sized for them
         self.bits_total += frame.bits
         self._move_root()
         self._sync_commits(frame)
@@ -515,10 +570,17 @@ class ZoomModel:
         return self._set_view(move(self.root_lo), move(self.root_hi), math.log2(scale))
 
     def _set_view(self, lo: float, hi: float, bits: float) -> float:
-        """Put the root at ``lo``..``hi``, keeping the view filled where it cannot reverse; the bits zoomed."""
+        """Put the root at ``lo``..``hi``, keeping the view filled where it cannot reverse (or, where the root is
+        already smaller than the view, from showing more of the empty space around it); the bits zoomed."""
         if not self._can_reverse() and (lo > 0 or hi < MAX_Y):
-            # at the start of the text (or waiting for the parent's distribution): keep the view filled
-            if hi - lo <= MAX_Y:
+            # at the start of the text (or waiting for the parent's distribution)
+            if self.root_hi - self.root_lo < MAX_Y:  # smaller than the view now (started again after an action, or
+                # reversing): it may grow and move, but not zoom out or uncover more of the empty space around it
+                top, bottom = max(self.root_lo, 0.0), min(self.root_hi, MAX_Y)
+                height = max(hi - lo, self.root_hi - self.root_lo)
+                lo = min(max(lo, bottom - height), top)
+                hi = lo + height
+            elif hi - lo <= MAX_Y:  # filling the view now: keep it filled
                 lo, hi = 0.0, MAX_Y
             elif lo > 0:
                 lo, hi = 0.0, hi - lo
