@@ -14,8 +14,10 @@ from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.lm.protocol import DASHER_TOTAL
 from dasher_rnn.zoom.control import (
     ACTION_BITS,
+    ACTION_PATH,
     CONTROL_ITEMS,
     CONTROL_SHARE,
+    MORE_BOX,
     Action,
     deletion,
     last_sentence,
@@ -119,7 +121,12 @@ def test_the_control_boxes_children_are_equal_actions_and_add_no_character():
     assert len(sizes) == len(CONTROL_ITEMS) and sizes == pytest.approx(np.full(len(CONTROL_ITEMS), sizes[0]))
     actions = [zoom._child(control, i).action for i in range(len(CONTROL_ITEMS))]
     assert actions == [item.action for item in CONTROL_ITEMS]
-    assert set(actions) == set(Action) - {Action.PHRASE} | {None}  # None: the quick phrases' box, holding them
+    more = zoom._child(control, CONTROL_ITEMS.index(MORE_BOX))
+    inside = [zoom._child(more, i).action for i in range(len(MORE_BOX.children))]
+    assert np.diff(zoom.layout(more)) == pytest.approx(np.full(len(inside), DASHER_TOTAL / len(inside)))
+    # every action is in the control box or in More, once; None: More and the quick phrases' box, holding them
+    assert sorted(map(str, [a for a in actions + inside if a is not None])) == sorted(map(str, set(Action) - {Action.PHRASE}))
+    assert actions.count(None) == 2 and all(path for path in ACTION_PATH.values())
     assert ACTION_BITS == pytest.approx(np.log2(20 * len(CONTROL_ITEMS)))
 
 

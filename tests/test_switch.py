@@ -21,7 +21,7 @@ from dasher_rnn.input.switch import (
     switch_mode,
 )
 from dasher_rnn.lm.ppm import PPMModel
-from dasher_rnn.zoom.control import ACTION_INDEX, Action
+from dasher_rnn.zoom.control import ACTION_PATH, Action
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
 from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
@@ -278,7 +278,8 @@ def large_control_box() -> ZoomModel:
 
 def action_range(zoom: ZoomModel, action: Action) -> tuple[float, float]:
     """Where ``action``'s box is (the root being the control box)."""
-    return zoom.child_range(zoom.root, zoom.root_lo, zoom.root_hi, ACTION_INDEX[action])
+    (index,) = ACTION_PATH[action]  # in the control box itself
+    return zoom.child_range(zoom.root, zoom.root_lo, zoom.root_hi, index)
 
 
 def sweep(zoom: ZoomModel, y1: float, y2: float) -> tuple[list[Action], set[Action]]:

@@ -53,7 +53,7 @@ from dasher_rnn.ui.gaze_input import gaze_to_view
 from dasher_rnn.ui.parts.switches import SwitchPart
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.view import DasherView
-from dasher_rnn.zoom.control import ACTION_INDEX, CONTROL_ITEMS, Action, deletion, last_sentence
+from dasher_rnn.zoom.control import Action, action_label, deletion, last_sentence
 from dasher_rnn.zoom.controller import MessageStats, WritingController
 from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import (
@@ -133,7 +133,7 @@ def pointer_words(preset: Preset) -> tuple[str, str]:
 
 def control_task_text(action: Action, output: str) -> str:
     """What the control-box step asks for (HTML), with the message ``output`` as it is now."""
-    label = html.escape(CONTROL_ITEMS[ACTION_INDEX[action]].label)
+    label = html.escape(action_label(action))
     if action == Action.DELETE_WORD:
         word = output[len(output) - deletion(output, Action.DELETE_WORD):].strip()
         return f"delete the last word, <b>{html.escape(word)}</b>: into the control box, then <b>{label}</b>"
@@ -524,7 +524,7 @@ class TutorialDialog(QDialog):
         if action == self.control_task:
             self._next_task()
         else:
-            self._control_wrong = next((item.label for item in CONTROL_ITEMS if item.action == action), "a phrase")
+            self._control_wrong = action_label(action) if action != Action.PHRASE else "a phrase"
         if self.control_task == Action.DELETE_WORD and not deletion(c.zoom.output, Action.DELETE_WORD):
             self._write_control_sentence()  # the words went (New message, Delete sentence): a new one to delete
 
@@ -712,7 +712,7 @@ class TutorialDialog(QDialog):
             self.view.path = action_path(zoom, target, task)
             lost = not self.view.path and (not target.startswith(zoom.root_text) or not zoom.root.is_letter)
             self.view.aim = target_pointer(zoom, target, task) if c.running and not lost else None
-            label = CONTROL_ITEMS[ACTION_INDEX[task]].label
+            label = action_label(task)
             wrong = f"That was {self._control_wrong}. " if self._control_wrong else ""
             if lost:
                 self.view.hint = f"{wrong}Not this way: {back} to back out"

@@ -36,12 +36,13 @@ from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.tutorial import TutorialDialog
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.widgets import make_action
-from dasher_rnn.zoom.control import CONTROL_ITEMS, Action
+from dasher_rnn.zoom.control import Action, action_label
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import practice_phrases
 from dasher_rnn.zoom.sources import WriterSource
 
+SPEED_STEP = 0.2  # bits/s: the control box's Faster and Slower
 FULL_SCREEN_PRESETS = ("eye-tracker", "head-mouse")  # the window opens full screen for these (docked: direct output)
 
 
@@ -233,8 +234,25 @@ class MainWindow(QMainWindow):
                 self.speech.speak() if action == Action.SPEAK else self.speech.speak_sentence()
         elif action == Action.COPY:
             self.messages.copy_all()
-        label = next((item.label for item in CONTROL_ITEMS if item.action == action), "Phrase")
-        self.status.show_message(f"Control box: {label}", 3000)
+        elif action == Action.UNDO_RUN:
+            self.writing.undo_writing()  # says what it took back
+            return
+        elif action == Action.SAVE:
+            self.messages.save_text()  # says where it went
+            return
+        elif action == Action.CLEAR:
+            self.messages.clear_text()
+        elif action == Action.RESTORE:
+            if self.journal is None or self.journal.pending is None:
+                self.status.show_message("Control box: no unsaved text to restore", 4000)
+                return
+            self.messages.resolve_restore(True)
+        elif action in (Action.FASTER, Action.SLOWER):
+            step = SPEED_STEP if action == Action.FASTER else -SPEED_STEP
+            self.writing.speed_box.setValue(self.writing.speed_box.value() + step)
+            self.status.show_message(f"Control box: speed {self.controller.speed_bps:.1f} bits/s", 3000)
+            return
+        self.status.show_message(f"Control box: {action_label(action)}", 3000)
 
     def update_status(self) -> None:
         """The status bar's figures and the notices that come from elsewhere (the journal, the gaze source)."""

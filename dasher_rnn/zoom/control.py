@@ -29,23 +29,40 @@ class Action(StrEnum):
     COPY = "copy"  # all the text
     NEW_MESSAGE = "new-message"
     PHRASE = "phrase"  # a quick phrase (adapt/phrases.py): its text is written into the message
+    # in the More box: what the window's buttons do, for someone with no pointer and no keyboard
+    UNDO_RUN = "undo-run"  # take back the last run of writing (Undo writing)
+    SAVE = "save"  # all the text into a new file
+    CLEAR = "clear"  # throw the text away (with an Undo)
+    RESTORE = "restore"  # the unsaved text of an earlier run, when the window offers it
+    FASTER = "faster"
+    SLOWER = "slower"
 
 
 @dataclass(frozen=True)
 class ControlItem:
-    """One box of the control mode: the control box itself or the quick phrases' box (``action`` None: they have
-    children), or one of the actions (a quick phrase: ``Action.PHRASE`` with its ``text``)."""
+    """One box of the control mode: a box of boxes (``action`` None: the control box, More, the quick phrases), or
+    one of the actions (a quick phrase: ``Action.PHRASE`` with its ``text``)."""
 
     label: str
     action: Action | None = None
     text: str = ""  # what a quick phrase writes
+    children: tuple[ControlItem, ...] = ()  # a box of boxes: its children, of equal size (not the phrases')
 
 
-CONTROL_BOX = ControlItem("Control")
-# the last box of the control box: its children are the quick phrases, each sized by how often it was used
+# the control box's last box: its children are the quick phrases, each sized by how often it was used
 PHRASES_BOX = ControlItem("Phrases")
 NO_PHRASES = ControlItem("No phrases yet", Action.LETTERS)  # what the phrases' box holds while there are none
 PHRASE_LABEL = 40  # characters of a phrase shown on its box
+# the rest of what a person needs without a pointer or a keyboard: everything the toolbars do
+MORE_BOX = ControlItem("More", children=(
+    ControlItem("Undo writing", Action.UNDO_RUN),
+    ControlItem("Save", Action.SAVE),
+    ControlItem("Speak sentence", Action.SPEAK_SENTENCE),
+    ControlItem("Restore unsaved", Action.RESTORE),
+    ControlItem("Faster", Action.FASTER),
+    ControlItem("Slower", Action.SLOWER),
+    ControlItem("Clear", Action.CLEAR),
+))
 # top to bottom in the control box; each takes 1/len of it
 CONTROL_ITEMS: tuple[ControlItem, ...] = (
     ControlItem("Letters", Action.LETTERS),
@@ -54,13 +71,37 @@ CONTROL_ITEMS: tuple[ControlItem, ...] = (
     ControlItem("⌫ Word", Action.DELETE_WORD),
     ControlItem("⌫ Sentence", Action.DELETE_SENTENCE),
     ControlItem("Speak", Action.SPEAK),
-    ControlItem("Speak sentence", Action.SPEAK_SENTENCE),
+    MORE_BOX,
     ControlItem("Copy", Action.COPY),
     ControlItem("New message", Action.NEW_MESSAGE),
     PHRASES_BOX,
 )
-ACTION_INDEX = {item.action: i for i, item in enumerate(CONTROL_ITEMS) if item.action is not None}
+CONTROL_BOX = ControlItem("Control", children=CONTROL_ITEMS)
 PHRASES_INDEX = CONTROL_ITEMS.index(PHRASES_BOX)
+
+
+def _paths(items: tuple[ControlItem, ...], above: tuple[int, ...] = ()) -> dict[Action, tuple[int, ...]]:
+    paths: dict[Action, tuple[int, ...]] = {}
+    for i, item in enumerate(items):
+        if item.action is not None:
+            paths[item.action] = (*above, i)
+        paths.update(_paths(item.children, (*above, i)))
+    return paths
+
+
+# each action's boxes from inside the control box (an index at each level: More's actions take two)
+ACTION_PATH: dict[Action, tuple[int, ...]] = _paths(CONTROL_ITEMS)
+
+
+def action_label(action: Action) -> str:
+    """What an action's box says ("Phrase" for a quick phrase)."""
+    stack = list(CONTROL_ITEMS)
+    while stack:
+        item = stack.pop()
+        if item.action == action:
+            return item.label
+        stack.extend(item.children)
+    return "Phrase"
 DELETIONS = (Action.DELETE_CHAR, Action.DELETE_WORD, Action.DELETE_SENTENCE)
 # what an action costs at least, from the letter box it is entered from: the control box's share, then one of
 # the equal children

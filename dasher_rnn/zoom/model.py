@@ -189,8 +189,7 @@ class ZoomModel:
         self.config = config or ZoomSettings()
         self.n = len(self.alphabet)
         self.control_symbol = self.n  # the control box's index among a letter box's children
-        k = len(CONTROL_ITEMS)
-        self._control_cum = np.arange(k + 1, dtype=np.float64) * (DASHER_TOTAL / k)  # equal children
+        self._control_cum = self._equal_cum(len(CONTROL_ITEMS))
         self._phrase_items: tuple[ControlItem, ...] = (NO_PHRASES,)
         self._phrases_cum = np.array([0.0, DASHER_TOTAL])
         self._set_layout()
@@ -208,6 +207,11 @@ class ZoomModel:
         self._fitting: Box | None = None  # the box started smaller than the view, to be sized when the model answers
         self._fit_height = MAX_Y  # its height now
         self.reset(context)
+
+    @staticmethod
+    def _equal_cum(k: int) -> np.ndarray:
+        """Child boundaries of a box of ``k`` equal boxes (the control box, More)."""
+        return np.arange(k + 1, dtype=np.float64) * (DASHER_TOTAL / k)
 
     def _set_layout(self) -> None:
         self._letters_scale = 1.0 - CONTROL_SHARE if self.config.control else 1.0
@@ -463,8 +467,10 @@ class ZoomModel:
         if child is None:
             if box.item is PHRASES_BOX:  # a quick phrase: a leaf
                 child = Box(symbol, box.depth, box, None, requested=True, item=self._phrase_items[symbol])
-            elif box.item is not None:  # in the control box: an action (a leaf) or the quick phrases' box
-                child = Box(symbol, box.depth, box, None, requested=True, item=CONTROL_ITEMS[symbol])
+            elif box.item is not None:  # in a box of boxes: an action (a leaf), More or the quick phrases' box
+                item = box.item.children[symbol]
+                cum = self._equal_cum(len(item.children)) if item.children else None
+                child = Box(symbol, box.depth, box, None, cum, requested=True, item=item)
             elif symbol == self.control_symbol:  # the control box after the letters: equal children, no model
                 child = Box(symbol, box.depth, box, None, self._control_cum, requested=True, item=CONTROL_BOX)
             else:

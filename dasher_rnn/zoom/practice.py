@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.zoom.control import ACTION_INDEX, CONTROL_BOX, CONTROL_ITEMS, PHRASES_BOX, Action
+from dasher_rnn.zoom.control import ACTION_PATH, CONTROL_BOX, CONTROL_ITEMS, PHRASES_BOX, Action
 from dasher_rnn.zoom.controller import SPEED_RANGE, MessageStats
 from dasher_rnn.zoom.model import Box, ZoomModel
 from dasher_rnn.zoom.simulate import control_path
@@ -102,8 +102,14 @@ def action_path(zoom: ZoomModel, target: str, action: Action, ahead: int = AHEAD
         return []
     if in_control and target != zoom.root_text:
         return []
-    rest = control_path(zoom, action) or []
-    labels = [CONTROL_BOX.label, CONTROL_ITEMS[ACTION_INDEX[action]].label][2 - len(rest):]
+    rest = control_path(zoom, action)
+    if rest is None:
+        return []
+    items, level = [CONTROL_BOX], CONTROL_ITEMS
+    for index in ACTION_PATH[action]:
+        items.append(level[index])
+        level = level[index].children
+    labels = [item.label for item in items][len(items) - len(rest):]
     written = 0  # how much of the target the text has right
     while written < min(len(target), len(zoom.text)) and target[written] == zoom.text[written]:
         written += 1

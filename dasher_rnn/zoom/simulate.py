@@ -27,8 +27,9 @@ import numpy as np
 
 from dasher_rnn.zoom.control import (
     ACTION_BITS,
-    ACTION_INDEX,
+    ACTION_PATH,
     CONTROL_BOX,
+    CONTROL_ITEMS,
     DELETIONS,
     PHRASES_BOX,
     PHRASES_INDEX,
@@ -76,16 +77,23 @@ def script_result(steps: list[str | Action]) -> str:
 
 def control_path(zoom: ZoomModel, action: Action, phrase: str | None = None) -> list[int] | None:
     """The boxes from a letter box to ``action``'s (a quick phrase: ``phrase``'s, in the Phrases box), less those
-    the root is already in; None when the phrase is not in the zoom's list."""
+    the root is already in; None when the phrase is not in the zoom's list, or the root is a box of boxes (More,
+    Phrases) that is not on the way: back out first."""
     if action == Action.PHRASE:
         index = zoom.phrase_index(phrase or "")
         if index is None:
             return None
         path = [zoom.control_symbol, PHRASES_INDEX, index]
     else:
-        path = [zoom.control_symbol, ACTION_INDEX[action]]
-    depth = {None: 0, CONTROL_BOX: 1, PHRASES_BOX: 2}.get(zoom.root.item, len(path))
-    return path[depth:]
+        path = [zoom.control_symbol, *ACTION_PATH[action]]
+    item = zoom.root.item
+    if item is None:
+        return path
+    if item is CONTROL_BOX:
+        return path[1:]
+    if item.action is None and CONTROL_ITEMS.index(item) == path[1]:  # inside More or Phrases, on the way
+        return path[2:]
+    return None
 
 
 def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
@@ -101,8 +109,8 @@ def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
     path = [zoom.alphabet.index(ch) for ch in target[len(zoom.root_text) :]]
     if action is not None:
         rest = control_path(zoom, action, phrase)
-        if rest is None or (zoom.root.item is PHRASES_BOX and action != Action.PHRASE):
-            return None  # no such phrase, or among the phrases when another action is wanted: back out
+        if rest is None:
+            return None  # no such phrase, or in a box of boxes that is not on the way: back out
         path += rest
     for sym in path:
         y1, y2 = zoom.child_range(box, y1, y2, sym)
