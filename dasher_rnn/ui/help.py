@@ -94,8 +94,11 @@ action: the action happens when the crosshair enters its box, as a letter is wri
 <li><b>Letters</b> goes back to the letters; <b>Stop</b> stops writing.</li>
 <li><b>&#9003; Char</b>, <b>&#9003; Word</b>, <b>&#9003; Sentence</b> delete the message's last character, word
 or sentence, and what the model learned from it.</li>
-<li><b>Speak</b> and <b>Speak sentence</b> read the message, or its last sentence, aloud; <b>Copy</b> copies all
-the text; <b>New message</b> finishes the message.</li>
+<li><b>Speak</b> reads the message aloud; <b>Copy</b> copies all the text; <b>New message</b> finishes the
+message.</li>
+<li><b>More</b> holds what the toolbars do, for writing with no pointer and no keyboard: <b>Undo writing</b>,
+<b>Save</b>, <b>Speak sentence</b>, <b>Restore unsaved</b> (the text an earlier run left unsaved), <b>Faster</b>,
+<b>Slower</b> and <b>Clear</b>.</li>
 <li><b>Phrases</b> holds your quick phrases, the ones you use most in the biggest boxes.</li>
 </ul>
 <p>It is on for the eye-tracker and head-mouse presets and off for the mouse; Writing &gt; Control box turns it
