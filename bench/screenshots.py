@@ -36,7 +36,9 @@ Progress as PREFIX.png.
 
 writes PREFIX.png: control mode on (the mouse preset, so no dwell toggles writing while the script steers), the
 text written with the shipped RNN, then the pointer steering into the control box after it towards the named
-action, pictured with the control box open (three quarters of the view high), all its actions in sight.
+action, pictured with the control box open (three quarters of the view high), all its actions in sight. An action
+in More (`--control save`: docs/control-more.png) pictures More open; `--control "phrase:Thank you"`
+(docs/quick-phrases.png) the Phrases box of a new profile, on the way to that phrase.
 
     xvfb-run -a -s "-screen 0 1600x900x24" python bench/screenshots.py docs/rtl-arabic "أنا أستطيع المشي الآن" \
         --language ar --ppm-train ../shared/corpora/languages/aac/ar_Arab.txt
@@ -291,7 +293,10 @@ def progress(path: str, messages: int, fps: float = 30.0, speed: float = 2.0) ->
 
 
 def control_box(path: str, text: str, action_name: str, speed_bps: float, fps: float = 30.0) -> str:
-    """The window with the control box open after ``text``, the pointer on its way to ``action_name``."""
+    """The window with the control box open after ``text``, the pointer on its way to ``action_name``: an action
+    (``delete-word``; one in More, ``save``, pictures More open) or ``phrase:TEXT`` (the Phrases box open, on the
+    way to that quick phrase of a new profile's)."""
+    import os
     import tempfile
     from pathlib import Path
 
@@ -299,18 +304,22 @@ def control_box(path: str, text: str, action_name: str, speed_bps: float, fps: f
     from dasher_rnn.settings import SettingsStore
     from dasher_rnn.ui.app import _application
     from dasher_rnn.ui.window import MainWindow
-    from dasher_rnn.zoom.control import Action
+    from dasher_rnn.zoom.control import ACTION_PATH, CONTROL_BOX, CONTROL_ITEMS, PHRASES_BOX, Action
     from dasher_rnn.zoom.controller import WritingController
     from dasher_rnn.zoom.geometry import MAX_Y
     from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
     from dasher_rnn.zoom.sources import WriterSource
 
-    action = Action(action_name)
+    phrase = action_name[len("phrase:"):] if action_name.startswith("phrase:") else None
+    action = Action.PHRASE if phrase is not None else Action(action_name)
+    path_in = ACTION_PATH.get(action, ())
+    opened = PHRASES_BOX if phrase is not None else CONTROL_ITEMS[path_in[0]] if len(path_in) > 1 else CONTROL_BOX
     app = _application()
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["DASHER_RNN_PROFILES"] = str(Path(tmp) / "profiles")  # a new profile's quick phrases
         store = SettingsStore(Path(tmp) / "settings.json")
         prefs = store.load().updated(control_mode=True, speed_bps=speed_bps, auto_speed=False)
-        source = WriterSource(build_writer(WriterConfig(model="rnn")), prefs.start_lower_share)
+        source = WriterSource(build_writer(WriterConfig(model="rnn", profile="pictured")), prefs.start_lower_share)
         window = MainWindow(WritingController(source, prefs.controller_config()), store, prefs, start_timer=False)
         try:
             window.show_sized_to_screen()
@@ -321,15 +330,15 @@ def control_box(path: str, text: str, action_name: str, speed_bps: float, fps: f
             for _ in range(int(120 * fps)):
                 wait_for_answers(zoom)  # the same picture however busy this machine is
                 aiming = aiming or zoom.output == text  # the text is written: on to the control box
-                x, y = target_pointer(zoom, zoom.context + text, action if aiming else None)
+                x, y = target_pointer(zoom, zoom.context + text, action if aiming else None, phrase)
                 view.set_pointer_override(view.viewport().to_screen(x, y))
                 frame = window.writing.tick(1.0 / fps)
                 app.processEvents()
                 if frame.action is not None:
                     raise RuntimeError(f"{frame.action} happened before the picture")
-                control = next((d for d in frame.boxes if d.box.item is not None and d.box.action is None), None)
+                control = next((d for d in frame.boxes if d.box.item is opened), None)
                 if aiming and control is not None and control.y2 - control.y1 > 0.75 * MAX_Y:
-                    break  # open: all its actions in view, the letters above it
+                    break  # open: all its boxes in view
             window.update_status()
             app.processEvents()
             if not window.screen().grabWindow(window.winId()).save(path):
