@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,10 +129,10 @@ class PhraseList:
         return any(p.text == text for p in self.phrases)
 
     # -- changing -----------------------------------------------------------------------------------
-    def add(self, text: str, fold: object = None) -> Phrase:
+    def add(self, text: str, fold: Callable[[str], str] | None = None) -> Phrase:
         """Store ``text`` (stripped; ``fold``, e.g. ``lambda t: normalise(t, alphabet)``, maps it onto the writer's
         alphabet first) and save; PhraseError saying why it cannot be stored."""
-        if callable(fold):
+        if fold is not None:
             text = fold(text)
         text = text.strip()
         if not text:
