@@ -197,15 +197,33 @@ class SimulationResult:
         }
 
 
+Mover = Callable[[str, "Action | None", float], Callable[[], Frame]]  # (target, action, dt) -> the frame's step
+
+
 def simulate(zoom: ZoomModel, phrases: list[str], fps: float = 60.0, max_seconds: float = 120.0,
              lockstep: bool = True, render: Callable[[Frame], None] | None = None,
              progress: Callable[[int], None] | None = None) -> SimulationResult:
     """Write each phrase as a new message; a phrase not finished within ``max_seconds`` counts as failed.
 
     A phrase may name control actions in braces (``parse_script``); it needs control mode on."""
-    result = SimulationResult(control=zoom.config.control)
+    def move(target: str, action: Action | None, dt: float) -> Callable[[], Frame]:
+        x, y = target_pointer(zoom, target, action)
+        return lambda: zoom.step(x, y, dt)
+
+    return write_phrases(lambda: zoom, phrases, move, zoom.finish_message, fps, max_seconds, lockstep, render,
+                         progress)
+
+
+def write_phrases(zoom_of: Callable[[], ZoomModel], phrases: list[str], move: Mover, finish: Callable[[], object],
+                  fps: float, max_seconds: float, lockstep: bool = True, render: Callable[[Frame], None] | None = None,
+                  progress: Callable[[int], None] | None = None) -> SimulationResult:
+    """The simulated writing of ``phrases``, each a new message, by a user whose every frame ``move`` decides: it is
+    given what the user wants (the whole text, and an action after it or None) and returns the frame's step, which
+    alone is timed (``frame_ms``). ``finish`` ends each message; ``zoom_of`` is the zoom the frames move."""
+    result = SimulationResult(control=zoom_of().config.control)
     dt = 1.0 / fps
     for phrase in phrases:
+        zoom = zoom_of()
         steps = parse_script(phrase)
         if any(isinstance(step, Action) for step in steps) and not zoom.config.control:
             raise ValueError(f"{phrase!r} uses the control box: turn control mode on")
@@ -226,9 +244,9 @@ def simulate(zoom: ZoomModel, phrases: list[str], fps: float = 60.0, max_seconds
                     break
                 if lockstep:
                     wait_for_answers(zoom)
-                x, y = target_pointer(zoom, zoom.context + written, action)
+                advance = move(zoom.context + written, action, dt)
                 start = time.perf_counter()
-                frame = zoom.step(x, y, dt)
+                frame = advance()
                 if render is not None:
                     render(frame)
                 result.frame_ms.append(1000 * (time.perf_counter() - start))
@@ -254,7 +272,7 @@ def simulate(zoom: ZoomModel, phrases: list[str], fps: float = 60.0, max_seconds
             result.phrases.append(PhraseResult(script_result(steps), frames * dt, frames, reversals, bits, actions))
         else:
             result.failed.append(phrase)
-        zoom.finish_message()
+        finish()
         if progress is not None:
             progress(1)
     return result

@@ -39,7 +39,6 @@ frames, so figures do not depend on the machine. The random draws are seeded (``
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -50,15 +49,7 @@ from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_Y
 from dasher_rnn.zoom.model import Frame
-from dasher_rnn.zoom.simulate import (
-    ActionCost,
-    PhraseResult,
-    SimulationResult,
-    parse_script,
-    script_result,
-    target_range,
-    wait_for_answers,
-)
+from dasher_rnn.zoom.simulate import SimulationResult, target_range, write_phrases
 
 INSIDE = 0.35  # two-button: no press while the crosshair would be within this much of the target's height of its centre
 SHIFT_AT = 0.85  # two-button: press when the target would be this share of a shift away
@@ -281,65 +272,19 @@ def simulate_switch(controller: WritingController, phrases: list[str], fps: floa
     """Write each phrase as a new message with the controller's switch mode; a phrase not finished within
     ``max_seconds`` counts as failed. A phrase may name control actions in braces (``simulate.parse_script``),
     which needs the controller's control mode."""
-    zoom = controller.zoom
     person = SwitchUser(controller, user)
-    result = SimulationResult(control=zoom.config.control)
-    dt = 1.0 / fps
-    for phrase in phrases:
-        zoom = controller.zoom
-        steps = parse_script(phrase)
-        if any(isinstance(step, Action) for step in steps) and not zoom.config.control:
-            raise ValueError(f"{phrase!r} uses the control box: turn control mode on")
-        frames = reversals = 0
-        bits = 0.0
-        actions: list[ActionCost] = []
-        written = ""
-        done = True
-        for step in steps:
-            action = step if isinstance(step, Action) else None
-            if action is None:
-                written += step
-            step_bits, step_frames = 0.0, 0
-            finished = False
-            while frames * dt < max_seconds:
-                if action is None and zoom.output == written:
-                    finished = True
-                    break
-                if lockstep:
-                    wait_for_answers(zoom)
-                now = controller.clock
-                person.decide(now, zoom.context + written, action)
-                person.land(now + dt)
-                start = time.perf_counter()
-                frame = controller.frame(None, dt)
-                if render is not None:
-                    render(frame)
-                result.frame_ms.append(1000 * (time.perf_counter() - start))
-                frames += 1
-                step_frames += 1
-                bits += frame.bits
-                step_bits += frame.bits
-                reversals += frame.deleted if frame.action is None else 0
-                if frame.action is not None and frame.action != action:
-                    result.wrong_actions += 1
-                    if frame.action == Action.NEW_MESSAGE:
-                        break
-                if action is not None and frame.action == action:
-                    finished = True
-                    break
-            if not finished:
-                done = False
-                break
-            if action is not None:
-                actions.append(ActionCost(action, step_bits, step_frames * dt))
-                written = script_result([written, action])
-        if done:
-            result.phrases.append(PhraseResult(script_result(steps), frames * dt, frames, reversals, bits, actions))
-        else:
-            result.failed.append(phrase)
+
+    def move(target: str, action: Action | None, dt: float) -> Callable[[], Frame]:
+        now = controller.clock
+        person.decide(now, target, action)
+        person.land(now + dt)
+        return lambda: controller.frame(None, dt)
+
+    def finish() -> None:
         person.finish()
         controller.new_message()
-        if progress is not None:
-            progress(1)
+
+    result = write_phrases(lambda: controller.zoom, phrases, move, finish, fps, max_seconds, lockstep, render,
+                           progress)
     result.switch = person.figures()
     return result
