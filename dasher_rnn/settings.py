@@ -161,18 +161,11 @@ def _dock_geometry(value: tuple[int, int, int, int]) -> tuple[int, int, int, int
     return value
 
 
-class DockLayout(BaseModel):
-    """Where the window goes while direct output is on, for one input preset: a strip along ``edge`` that takes
-    ``share`` of the screen's available height (top, bottom) or width (left, right); or, once the user moved or
-    resized that strip, the ``geometry`` they left it at (its frame's x, y, width, height in screen pixels).
-    Loading repairs each bad value as ``Preferences.from_dict`` does."""
+class _Repaired(BaseModel):
+    """Strict settings: constructing one with a bad value raises ValidationError; loading (a problems list in the
+    validation context, ``Preferences.from_dict``) instead gives each bad value its default and reports it."""
 
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
-
-    edge: Literal[DOCK_EDGES] = "bottom"
-    share: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(DOCK_SHARE_RANGE)] = 0.4
-    geometry: Annotated[tuple[int, int, int, int], BeforeValidator(_tuple_if_list), AfterValidator(_dock_geometry)] \
-        | None = None
 
     @field_validator("*", mode="wrap")
     @classmethod
@@ -186,6 +179,19 @@ class DockLayout(BaseModel):
             default = cls.model_fields[info.field_name].default
             problems.append(f"{info.field_name} = {_short(value)} is invalid ({_reason(exc)}), using the default {default!r}")
             return default
+
+
+class DockLayout(_Repaired):
+    """Where the window goes while direct output is on, for one input preset: a strip along ``edge`` that takes
+    ``share`` of the screen's available height (top, bottom) or width (left, right); or, once the user moved or
+    resized that strip, the ``geometry`` they left it at (its frame's x, y, width, height in screen pixels).
+    Loading repairs each bad value as ``Preferences.from_dict`` does."""
+
+    edge: Literal[DOCK_EDGES] = "bottom"
+    share: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded(DOCK_SHARE_RANGE)] = 0.4
+    geometry: Annotated[tuple[int, int, int, int], BeforeValidator(_tuple_if_list), AfterValidator(_dock_geometry)] \
+        | None = None
+
 
 
 def _dock_layouts(value: Any, info: ValidationInfo) -> Any:
@@ -210,11 +216,9 @@ def _dock_layouts(value: Any, info: ValidationInfo) -> Any:
     return layouts
 
 
-class Preferences(BaseModel):
+class Preferences(_Repaired):
     """What the app remembers between runs. Strict: constructing one with a bad value raises ValidationError;
     ``from_dict`` (what loading uses) instead repairs each bad value and says what it repaired."""
-
-    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
 
     alphabet: Name = "english"
     # what predicted when the settings were saved, by the name the window's title and `--model` use (hybrid, rnn,
@@ -287,19 +291,6 @@ class Preferences(BaseModel):
     long_press_s: Annotated[float, _switch_timing("long_press_s")] = SwitchConfig.long_press_s  # held: backs out
     multi_press_s: Annotated[float, _switch_timing("multi_press_s")] = SwitchConfig.multi_press_s  # double press
 
-    @field_validator("*", mode="wrap")
-    @classmethod
-    def _default_if_bad(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
-        """When loading (a problems list in the context), a bad value becomes its default and is reported."""
-        try:
-            return handler(value)
-        except ValidationError as exc:
-            problems = _problems(info)
-            if problems is None:
-                raise
-            default = cls.model_fields[info.field_name].default
-            problems.append(f"{info.field_name} = {_short(value)} is invalid ({_reason(exc)}), using the default {default!r}")
-            return default
 
     @classmethod
     def from_dict(cls, data: dict) -> tuple[Preferences, list[str]]:
