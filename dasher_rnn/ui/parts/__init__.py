@@ -11,11 +11,14 @@ parts, lays their controls out in menus and toolbars, and connects their signals
 | ``status.StatusPart`` | the status bar: the writing figures, what learns, and one notice per topic |
 | ``prefs.PrefsKeeper`` | the preferences in effect, remembered and saved once a change settles |
 | ``writing.WritingPart`` | start, stop, speed, turbo, control mode, undo writing, and the frame tick |
-| ``input.InputPart`` | what moves the pointer (mouse or a gaze source) and the input preset |
+| ``input.InputPart`` | what moves the pointer (mouse, gaze, head pointer, switches) and the input preset |
 | ``messages.MessagesPart`` | the text: copy, save, clear, new message and their undo, unsaved text from before |
 | ``output.OutputPart`` | direct output into the focused program, copy all and speak on stop |
 | ``speech.SpeechPart`` | reading a message aloud |
 | ``looks.LooksPart`` | font, colours, the text panel, full screen, label size |
 | ``learning.LearningPart`` | whether the model learns from what is written |
 | ``progress.ProgressPart`` | the profile's record of progress and its picture |
+| ``phrases.PhrasesPart`` | the profile's quick phrases: their dialog and the zoom's Phrases box |
+| ``dock.DockPart`` | the docked layout while direct output is on |
+| ``switches.SwitchPart`` | the keys, mouse buttons and switch source that feed a switch mode (part of ``InputPart``) |
 """
