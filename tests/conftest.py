@@ -1,4 +1,9 @@
+import os
 import random
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -66,3 +71,24 @@ def writer_source(model: str = "uniform", trained_ppm=None, **config):
     from dasher_rnn.zoom.sources import WriterSource
 
     return WriterSource(build_writer(WriterConfig(model=model, **config), trained_ppm=trained_ppm))
+
+
+@contextmanager
+def xvfb_display() -> Iterator[str]:
+    """A private X server (``:N``) while the block runs; skips the test where Xvfb is not installed or cannot start."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed (Debian: apt-get install xvfb; `make test` installs it as root)")
+    read, write = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as f:
+        number = f.readline().strip()  # Xvfb writes its display number once it accepts connections
+    if not number:
+        proc.kill()
+        pytest.skip("Xvfb did not start")
+    try:
+        yield f":{number}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -14,7 +14,6 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import contextlib
-import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from dasher_rnn.ui.window import MainWindow
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_Y
 from dasher_rnn.zoom.simulate import REVERSE_X
+from tests.conftest import xvfb_display
 from tests.test_ui import DT, point_at, ppm_source, steer
 
 RECEIVER = Path(__file__).with_name("x_receiver.py")
@@ -451,21 +451,9 @@ def _wait_for(predicate, what: str, seconds: float = 60.0):
 @pytest.fixture(scope="module")
 def xvfb():
     """A private X server (``:N``) for this module; skipped where Xvfb is not installed."""
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed (Debian: apt-get install xvfb; `make test` installs it as root)")
     pytest.importorskip("Xlib", reason="python-xlib is not installed")
-    read, write = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write)
-    with os.fdopen(read) as f:
-        number = f.readline().strip()  # Xvfb writes its display number once it accepts connections
-    if not number:
-        proc.kill()
-        pytest.skip("Xvfb did not start")
-    yield f":{number}"
-    proc.terminate()
-    proc.wait(timeout=30)
+    with xvfb_display() as display:
+        yield display
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from dasher_rnn.ui import speech
 from dasher_rnn.ui.speech import Speaker, engine_commands, no_voice_reason, voice_command
 from dasher_rnn.ui.window import MainWindow
 from dasher_rnn.zoom.controller import WritingController
-from tests.conftest import writer_source
+from tests.conftest import writer_source, xvfb_display
 
 REPO = Path(__file__).resolve().parent.parent
 ESPEAK_NG = shutil.which("espeak-ng")
@@ -218,20 +218,8 @@ def test_a_long_message_wraps_whole_in_a_window_800_px_wide(qtbot, settings_path
 @pytest.fixture(scope="module")
 def xvfb():
     """A private X server (``:N``) for this module; skipped where Xvfb is not installed."""
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed (Debian: apt-get install xvfb; `make test` installs it as root)")
-    read, write = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write)
-    with os.fdopen(read) as f:
-        number = f.readline().strip()  # Xvfb writes its display number once it accepts connections
-    if not number:
-        proc.kill()
-        pytest.skip("Xvfb did not start")
-    yield f":{number}"
-    proc.terminate()
-    proc.wait(timeout=30)
+    with xvfb_display() as display:
+        yield display
 
 
 # The app's window on the X display: write "Hi" by steering, stop, press Ctrl+R (the Speak action), wait for the
