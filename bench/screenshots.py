@@ -61,9 +61,20 @@ press for the highlighted box).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
 import argparse
 
 from dasher_rnn.ui.app import take_screenshot
+
+
+def save_picture(widget: QWidget, path: str) -> None:
+    """The widget's window as it is on the screen now, as a PNG at ``path``."""
+    if not widget.screen().grabWindow(widget.winId()).save(path):
+        raise OSError(f"could not save {path}")
 
 
 def resting_pointer(path: str, seconds: float, fps: float = 30.0) -> str:
@@ -99,8 +110,7 @@ def resting_pointer(path: str, seconds: float, fps: float = 30.0) -> str:
                 app.processEvents()
             window.update_status()
             app.processEvents()
-            if not window.screen().grabWindow(window.winId()).save(path):
-                raise OSError(f"could not save {path}")
+            save_picture(window, path)
         finally:
             window.close()
     return path
@@ -137,8 +147,7 @@ def tutorial(prefix: str, fps: float = 30.0) -> list[str]:
                 for _ in range(5):
                     app.processEvents()
                 path = f"{prefix}-{name}.png"
-                if not dialog.screen().grabWindow(dialog.winId()).save(path):
-                    raise OSError(f"could not save {path}")
+                save_picture(dialog, path)
                 written.append(path)
 
             grab("steering")
@@ -221,8 +230,7 @@ def tutorial_dwell(path: str, preset: str, fps: float = 30.0, ring: float = 0.6)
                 raise RuntimeError("the picture would show no dwell ring")
             for _ in range(5):
                 app.processEvents()
-            if not dialog.screen().grabWindow(dialog.winId()).save(path):
-                raise OSError(f"could not save {path}")
+            save_picture(dialog, path)
             dialog.reject()
         finally:
             window.close()
@@ -284,8 +292,7 @@ def progress(path: str, messages: int, fps: float = 30.0, speed: float = 2.0) ->
             dialog.setGeometry(window.geometry())
             for _ in range(10):
                 app.processEvents()
-            if not dialog.screen().grabWindow(dialog.winId()).save(path):
-                raise OSError(f"could not save {path}")
+            save_picture(dialog, path)
             dialog.close()
         finally:
             window.close()
@@ -341,8 +348,7 @@ def control_box(path: str, text: str, action_name: str, speed_bps: float, fps: f
                     break  # open: all its boxes in view
             window.update_status()
             app.processEvents()
-            if not window.screen().grabWindow(window.winId()).save(path):
-                raise OSError(f"could not save {path}")
+            save_picture(window, path)
         finally:
             window.close()
     return path
@@ -422,8 +428,7 @@ def switch_writing(prefix: str, modes: list[str], text: str, at: int, speed_bps:
                 window.update_status()
                 app.processEvents()
                 path = f"{prefix}-{mode}.png"
-                if not window.screen().grabWindow(window.winId()).save(path):
-                    raise OSError(f"could not save {path}")
+                save_picture(window, path)
                 written.append(path)
                 person.finish()
             finally:
