@@ -53,6 +53,7 @@ class Gaze:
         self.window, self.qtbot = window, qtbot
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.frames: list[Frame] = []
+        self.t = 1000.0
         window.writing.framed.connect(self.frames.append)
 
     def look(self, x: float, y: float) -> None:
@@ -60,7 +61,9 @@ class Gaze:
         px, py = view.viewport().to_screen(x, y)
         at = view.mapToGlobal(QPoint(round(px), round(py)))
         screen = (view.screen() or QGuiApplication.primaryScreen()).geometry()
-        sample = {"x": (at.x() - screen.x()) / screen.width(), "y": (at.y() - screen.y()) / screen.height()}
+        self.t += DT  # the sample's own time: the smoothing follows the simulated clock, not this machine's load
+        sample = {"x": (at.x() - screen.x()) / screen.width(), "y": (at.y() - screen.y()) / screen.height(),
+                  "t": self.t}
         received = source.received
         self.sock.sendto(json.dumps(sample).encode(), ("127.0.0.1", source.port))
         self.qtbot.waitUntil(lambda: source.received > received, timeout=5000)

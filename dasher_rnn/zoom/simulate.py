@@ -31,7 +31,6 @@ from dasher_rnn.zoom.control import (
     CONTROL_BOX,
     CONTROL_ITEMS,
     DELETIONS,
-    PHRASES_BOX,
     PHRASES_INDEX,
     Action,
     deletion,
@@ -73,6 +72,9 @@ def script_result(steps: list[str | Action]) -> str:
         else:
             text += step
     return text
+
+
+GROUPS = tuple(item for item in CONTROL_ITEMS if item.action is None)  # the control box's boxes of boxes
 
 
 def control_path(zoom: ZoomModel, action: Action, phrase: str | None = None) -> list[int] | None:
@@ -117,9 +119,9 @@ def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
         child = box.children.get(sym)
         if child is None or y2 - y1 < 1.0:
             break
-        if child.item is PHRASES_BOX and not y1 < ORIGIN_Y < y2:
-            break  # into the phrases' box first, then to the phrase: a small phrase beside New message is aimed at
-            # only from inside, so that the crosshair never passes through an action on the way
+        if child.item in GROUPS and not y1 < ORIGIN_Y < y2:
+            break  # into a box of boxes (More, Phrases) first, then to its action: a small one beside another action
+            # is aimed at only from inside, so that the crosshair never passes through an action on the way
         box = child
     return y1, y2
 
