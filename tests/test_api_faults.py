@@ -27,7 +27,7 @@ from dasher_rnn.adapt import writer as writer_module
 from dasher_rnn.adapt.profiles import ProfileStore, check_name
 from dasher_rnn.api import connections
 from dasher_rnn.api.app import create_app
-from dasher_rnn.api.connections import RESERVED_FDS, connection_limit
+from dasher_rnn.api.connections import RESERVED_FDS, accept_backlog, connection_limit
 from dasher_rnn.api.limits import ApiError, Limits
 from dasher_rnn.api.logs import RepeatFilter
 from dasher_rnn.api.registry import Registry
@@ -181,8 +181,10 @@ def test_delete_during_a_running_commit_waits_for_it_and_saves_it(tiny_model_dir
 # -- 7: slow clients and connections -----------------------------------------------------------------------------
 def test_the_connection_limit_stays_below_the_descriptor_limit():
     assert connection_limit(512, descriptors=20000) == 512
-    assert connection_limit(2000, descriptors=1024) == 1024 - connections.BACKLOG - RESERVED_FDS
-    assert connection_limit(512, descriptors=100) == 1
+    in_flight = connections.ACCEPTS_IN_FLIGHT * accept_backlog(1024)  # accepted before they are counted
+    assert connection_limit(2000, descriptors=1024) == 1024 - in_flight - connections.LINGERING_MAX - RESERVED_FDS
+    assert accept_backlog(20000) == connections.BACKLOG and accept_backlog(128) < connections.BACKLOG
+    assert connection_limit(512, descriptors=64) == 1
     assert connection_limit(512, descriptors=None) <= 512
 
 
@@ -255,7 +257,7 @@ def test_at_the_limit_the_connection_waiting_longest_makes_room_for_a_new_client
 
 SERVE_WITH_FEW_DESCRIPTORS = textwrap.dedent("""
     import logging, resource, sys, time
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (128, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     from dasher_rnn.api.limits import Limits
     from dasher_rnn.api.server import BackgroundServer, ServerConfig
@@ -277,7 +279,7 @@ def test_more_slow_connections_than_descriptors_shut_no_one_out_and_the_log_stay
     answers: list[int] = []
     try:
         port = int(server.stdout.readline())
-        for _ in range(300):  # more than the server's 256 descriptors
+        for _ in range(300):  # more than the server's 128 descriptors
             try:
                 held.append(connect(port, b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n"))
             except OSError:

@@ -30,8 +30,9 @@ from dasher_rnn.api.guard import error_bytes
 
 log = logging.getLogger(__name__)
 
-BACKLOG = 128  # connections the kernel queues for accepting, and the most accepted in one go
-RESERVED_FDS = 64  # descriptors kept for all but connections: model and profile files, logs, the event loop
+BACKLOG = 128  # connections the kernel queues for accepting, and the most accepted in one go (fewer: accept_backlog)
+ACCEPTS_IN_FLIGHT = 4  # accept bursts the event loop can take before the first one's connections are counted
+RESERVED_FDS = 32  # descriptors kept for all but connections: model and profile files, logs, the event loop (13 at rest)
 EVICT_AFTER_S = 1.0  # a connection waiting for its client this long may be closed to make room for another
 REFUSAL_LINGER_S = 0.5  # a refused connection waits this long for its request (read and dropped), then closes
 LINGERING_MAX = 32  # refused connections waiting at once; beyond, one is closed at once
@@ -47,15 +48,25 @@ def descriptor_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def connection_limit(wanted: int, descriptors: int | None = None, backlog: int = BACKLOG) -> int:
+def accept_backlog(descriptors: int | None = None) -> int:
+    """The accept backlog: ``BACKLOG``, or a sixteenth of the descriptor limit (``descriptors``, by default the
+    process's) where that is less, so that a low limit still leaves room for connections. At least 4."""
+    if descriptors is None:
+        descriptors = descriptor_limit()
+    return BACKLOG if descriptors is None else max(4, min(BACKLOG, descriptors // 16))
+
+
+def connection_limit(wanted: int, descriptors: int | None = None) -> int:
     """``wanted`` connections, or fewer when the descriptor limit (``descriptors``, by default the process's) leaves
-    less room: every connection takes one, accepting takes up to ``backlog`` more before they are counted, and
-    ``RESERVED_FDS`` stay for everything else. At least 1."""
+    less room. Every connection takes one; so does every refused one while it lingers (``LINGERING_MAX``); and
+    asyncio accepts up to a backlog at a time, several times over (``ACCEPTS_IN_FLIGHT``) before the protocol
+    counts the first of them; ``RESERVED_FDS`` stay for everything else. At least 1."""
     if descriptors is None:
         descriptors = descriptor_limit()
     if descriptors is None:
         return max(1, wanted)
-    return max(1, min(wanted, descriptors - backlog - RESERVED_FDS))
+    in_flight = ACCEPTS_IN_FLIGHT * accept_backlog(descriptors)
+    return max(1, min(wanted, descriptors - in_flight - LINGERING_MAX - RESERVED_FDS))
 
 
 def raw_response(status: int, code: str, message: str, *headers: str) -> bytes:

@@ -87,7 +87,7 @@ def _uvicorn_config(config: ServerConfig):
     timeout; ``connections.py``), a short accept backlog, the WebSocket message limit."""
     import uvicorn
 
-    from dasher_rnn.api.connections import BACKLOG, GuardedH11Protocol, connection_limit, descriptor_limit
+    from dasher_rnn.api.connections import GuardedH11Protocol, accept_backlog, connection_limit, descriptor_limit
 
     limits = config.limits
     most = connection_limit(limits.max_connections)
@@ -96,7 +96,8 @@ def _uvicorn_config(config: ServerConfig):
                     limits.max_connections, descriptor_limit())
     protocol = GuardedH11Protocol.configured(most, limits.read_timeout_s)
     return uvicorn.Config(build_app(config), host=config.host, port=config.port, log_level=config.log_level,
-                          http=protocol, backlog=BACKLOG, ws="websockets-sansio", ws_max_size=limits.max_body_bytes,
+                          http=protocol, backlog=accept_backlog(), ws="websockets-sansio",
+                          ws_max_size=limits.max_body_bytes,
                           lifespan="on", timeout_graceful_shutdown=10, server_header=False)
 
 
