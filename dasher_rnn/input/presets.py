@@ -24,6 +24,8 @@ class Preset:
     smoothing_beta: float
     reverse_speed: float  # speed factor applied when zooming out
     control_mode: bool = False  # a control box after the letters (stop, delete, speak... without a click)
+    rest_holds: bool = False  # a resting pointer holds the zoom (until it moves) and takes back what it wrote while
+    # resting, rather than stopping: a gaze rests while its user reads or thinks, and stops by intent (a dwell, Stop)
 
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (

@@ -4,6 +4,11 @@ A hand off the mouse, or a head mouse left pointing somewhere, leaves the pointe
 the box aimed at moves and grows as the view zooms. The detector keeps an anchor: while the pointer stays within
 ``radius`` of it, the time resting grows; a move beyond the radius sets a new anchor and starts again. The radius
 allows for a tracker's jitter.
+
+It also follows the picture under the anchor (``moved``, with each frame's flow): ``slid`` is how far what was under
+the pointer when it came to rest has moved from under it since. A gaze that wants a box pursues it as the zoom
+brings it, and so moves on before the box has slid a radius away; a resting gaze stays put while the picture slides
+from under it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ REST_RADIUS = 64.0  # zoom units (the view is 4096 high): about 1.5% of the view
 
 
 class RestDetector:
-    """How long the pointer has stayed within ``radius`` of one spot (positions and radius in the same units)."""
+    """How long the pointer has stayed within ``radius`` of one spot (positions and radius in the same units), and how
+    far the picture has slid from under it meanwhile."""
 
     def __init__(self, radius: float = REST_RADIUS) -> None:
         if not radius >= 0:
@@ -24,7 +30,9 @@ class RestDetector:
 
     def reset(self) -> None:
         self._anchor: tuple[float, float] | None = None
+        self._under: tuple[float, float] | None = None  # where the picture that was under the anchor is now
         self.seconds = 0.0
+        self.slid = 0.0
 
     def update(self, x: float, y: float, dt: float) -> float:
         """Feed the pointer at (x, y) after ``dt`` seconds; the seconds it has been resting (0 just after a move).
@@ -33,7 +41,24 @@ class RestDetector:
         if not all(math.isfinite(v) for v in (x, y, dt)):
             return self.seconds
         if self._anchor is None or math.hypot(x - self._anchor[0], y - self._anchor[1]) > self.radius:
-            self._anchor, self.seconds = (x, y), 0.0
+            self._anchor = self._under = (x, y)
+            self.seconds = self.slid = 0.0
         else:
             self.seconds += max(dt, 0.0)
+            if self._under is not None:
+                self.slid = math.hypot(x - self._under[0], y - self._under[1])
         return self.seconds
+
+    def follow_afresh(self) -> None:
+        """Follow the picture under the anchor from now on (what slid before is forgotten); the anchor stays."""
+        self._under = self._anchor
+        self.slid = 0.0
+
+    def moved(self, flow: tuple[float, float] | None) -> None:
+        """The picture moved by ``flow`` (``Frame.flow``: what was at (x, y) is now at (a * x, a * y + b)); None: it
+        started again, and what was under the pointer is no longer on it (the next sample anchors afresh)."""
+        if flow is None:
+            self.reset()
+        elif self._under is not None:
+            a, b = flow
+            self._under = (a * self._under[0], a * self._under[1] + b)

@@ -123,6 +123,8 @@ class Frame:
     # to the text); the front end carries out the rest (stop, speak, copy)
     finished: str | None = None  # a message was finished in this frame (the control box's New message): its output
     phrase: str | None = None  # a quick phrase was written in this frame (the control box's Phrases): its text
+    flow: tuple[float, float] | None = (1.0, 0.0)  # how the picture moved: what was at Dasher (x, y) is now at
+    # (a * x, a * y + b) for flow (a, b); None where it started again (an action) rather than moved
 
     def add_commits(self, later: Frame) -> None:
         """Fold a later frame's commits into this one, so a front end that mirrors the commits sees both."""
@@ -384,6 +386,7 @@ class ZoomModel:
         """The crosshair entered ``item``'s box: make its text edit, report it, and start again from the text."""
         action = item.action
         frame.action = action
+        frame.flow = None
         if action == Action.NEW_MESSAGE:
             frame.finished = self.output
             self.finish_message()
@@ -516,9 +519,10 @@ class ZoomModel:
         """Advance ``dt`` seconds with the pointer at Dasher coordinates (``pointer_x`` from the right edge); while
         a scheduled zoom lasts (``schedule_zoom``), along it instead."""
         self._apply_answers()
+        frame = Frame()
         if self._fitting is not None and self._fitting.cum is not None:
             self._fit_view()  # the model answered for the root started again: size it for its real children
-        frame = Frame()
+            frame.flow = None
         moved = (self.root_lo, self.root_hi)
         if self._schedule is not None:
             frame.bits = self._scheduled(dt)
@@ -526,6 +530,9 @@ class ZoomModel:
             frame.bits = self._zoom(pointer_x, pointer_y, dt, self.config.speed_bps if speed_bps is None else speed_bps)
         if (self.root_lo, self.root_hi) != moved:
             self._fitting = None  # the user moved the view: it is no longer sized for them
+            if frame.flow is not None:
+                scale = (self.root_hi - self.root_lo) / (moved[1] - moved[0])
+                frame.flow = (scale, self.root_lo - scale * moved[0])
         self.bits_total += frame.bits
         self._move_root()
         self._sync_commits(frame)

@@ -98,16 +98,17 @@ def control_path(zoom: ZoomModel, action: Action, phrase: str | None = None) -> 
     return None
 
 
-def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
-                 phrase: str | None = None) -> tuple[float, float] | None:
-    """Where the box a user who wants ``target`` (the whole text, context included), then ``action``'s box in the
-    control box after it (a quick phrase: ``phrase``'s), is heading for lies now: the first box on the way that is
-    not yet laid out (or is under one unit high), or the last box of the way. None when the root is off the way:
-    the user must back out."""
+def target_way(zoom: ZoomModel, target: str, action: Action | None = None,
+               phrase: str | None = None) -> list[tuple[float, float]] | None:
+    """Where the boxes on the way to what a user wants lie now: the root's range, then each box of ``target`` (the
+    whole text, context included) and of ``action``'s box in the control box after it (a quick phrase:
+    ``phrase``'s), as far as the first one that is not yet laid out (or is under one unit high). None when the
+    root is off the way: the user must back out."""
     in_control = not zoom.root.is_letter
     if not target.startswith(zoom.root_text) or (in_control and (action is None or target != zoom.root_text)):
         return None
     box, y1, y2 = zoom.root, zoom.root_lo, zoom.root_hi
+    way = [(y1, y2)]
     path = [zoom.alphabet.index(ch) for ch in target[len(zoom.root_text) :]]
     if action is not None:
         rest = control_path(zoom, action, phrase)
@@ -116,6 +117,7 @@ def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
         path += rest
     for sym in path:
         y1, y2 = zoom.child_range(box, y1, y2, sym)
+        way.append((y1, y2))
         child = box.children.get(sym)
         if child is None or y2 - y1 < 1.0:
             break
@@ -123,7 +125,15 @@ def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
             break  # into a box of boxes (More, Phrases) first, then to its action: a small one beside another action
             # is aimed at only from inside, so that the crosshair never passes through an action on the way
         box = child
-    return y1, y2
+    return way
+
+
+def target_range(zoom: ZoomModel, target: str, action: Action | None = None,
+                 phrase: str | None = None) -> tuple[float, float] | None:
+    """Where the box a user who wants ``target``, then ``action``'s box (``target_way``), is heading for lies now:
+    the last box of the way. None when the root is off the way: the user must back out."""
+    way = target_way(zoom, target, action, phrase)
+    return None if way is None else way[-1]
 
 
 def target_pointer(zoom: ZoomModel, target: str, action: Action | None = None,
