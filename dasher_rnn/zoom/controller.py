@@ -268,11 +268,19 @@ class WritingController:
             self._run_bits.pop()
         if not self._runs:
             return None
-        mark = self._runs.pop()
-        self._message.bits = self._run_bits.pop()  # the view goes back to where the run started
-        self._message.corrections += max(0, len(self.zoom.text) - len(mark.text))
-        frame = self.zoom.rewind(mark)
+        frame = self._go_back(self._runs.pop(), self._run_bits.pop())
         assert frame is not None  # the runs are cleared with every message: a mark is always from this one
+        return frame
+
+    def _go_back(self, mark: Mark, bits: float) -> Frame | None:
+        """Put the writing back at ``mark``, where the message had zoomed ``bits``: the text, the view and what the
+        model learned since (``ZoomModel.rewind``), with the view rebuilt. None for a mark from another message."""
+        corrections = max(0, len(self.zoom.text) - len(mark.text))
+        frame = self.zoom.rewind(mark)
+        if frame is None:
+            return None
+        self._message.bits = bits  # the view goes back to where it was at the mark
+        self._message.corrections += corrections
         for _ in range(len(mark.text) - len(mark.root_text) + 2):  # one level of the rebuilt boxes per frame,
             frame.add_commits(self.zoom.idle())  # where the model answers at once
         return frame
@@ -393,17 +401,9 @@ class WritingController:
         self._holds += 1
         self._bps = 0.0
         frame = None
-        if self._rest_mark is not None:
-            mark, bits = self._rest_mark
-            if mark.text != self.zoom.text:
-                self._message.corrections += max(0, len(self.zoom.text) - len(mark.text))
-                self._message.bits = bits
-                frame = self.zoom.rewind(mark)
-        if frame is None:
-            return self.zoom.idle()
-        for _ in range(len(self.zoom.text) - len(self.zoom.root_text) + 2):  # rebuild the view as undo_run does
-            frame.add_commits(self.zoom.idle())
-        return frame
+        if self._rest_mark is not None and self._rest_mark[0].text != self.zoom.text:
+            frame = self._go_back(*self._rest_mark)
+        return self.zoom.idle() if frame is None else frame
 
     def _switch_frame(self, dt: float) -> Frame:
         """A frame steered by the switch mode: its shift and scheduled zoom, then its pointer."""
