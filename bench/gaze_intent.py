@@ -6,16 +6,15 @@ writing, and what a gaze at rest writes under it.
     python bench/gaze_intent.py --results bench/results/gaze_intent.json   # also store the table for report.py
 
 For each rule, the eye-tracker preset (0.8 bits/s, its dwell and smoothing, control mode off) on Dasher's PPM
-trained on Dasher's English text writes the first MacKenzie phrases; after each phrase the person rests for
-``--rest`` seconds without stopping, first with the gaze still where it was, then glancing at a new spot of the
-canvas every 5 s. The rules:
+trained on Dasher's English text writes the first MacKenzie phrases; then, as many times as there are phrases, the
+person rests for ``--rest`` seconds without stopping: once with the gaze still on a spot of the canvas's writing side,
+once glancing at a new spot every 5 s (the spots are drawn from ``--seed``, the same for every rule). The rules:
 
 - none: a still gaze goes on writing;
-- the rest stop (every preset's today): a pointer still for 4 s stops writing, and the person
-  dwells on the crosshair to go on;
-- the hold (``rest_holds``, measured here, not yet the eye-tracker's default): once the picture has slid from
-  under a still gaze, what the zoom wrote since the gaze came to rest is taken back and the zoom holds until the
-  gaze moves (or for 1 s, doubling).
+- the rest stop (the mouse's and head mouse's rule, the eye-tracker's before): a pointer still for 4 s stops writing,
+  and the person dwells on the crosshair to go on;
+- the hold (the eye-tracker's, ``rest_holds``): once the picture has streamed 512 units past a still gaze, what the
+  zoom wrote since the gaze came to rest is taken back and the zoom holds until the gaze moves.
 
 Simulated time, lockstep: the figures do not depend on the machine. Then ``python bench/report.py`` renders the
 table into docs/BENCHMARKS.md.
@@ -35,14 +34,15 @@ from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.input.presets import preset
 from dasher_rnn.normalise import normalise
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
-from dasher_rnn.zoom.gaze_user import GazeUserConfig, rest, simulate_gaze
+from dasher_rnn.zoom.gaze_user import GazeUserConfig, rest, rest_spots, simulate_gaze
 from dasher_rnn.zoom.sources import WriterSource
 
 ROOT = Path(__file__).resolve().parents[1]
 PHRASES = [root / "shared" / "corpora" / "eval" / "mackenzie_phrases.txt" for root in (ROOT, ROOT.parent)]
 PPM_TRAIN = [root / "shared" / "corpora" / "dasher" / "training_english_GB.txt" for root in (ROOT, ROOT.parent)]
+GLANCE_S = 5.0  # a glancing person looks at a new spot this often
 RULES = {"none": "none: a still gaze writes on", "stop": "rest stop after 4 s (then a dwell to go on)",
-         "hold": "hold once the picture slid from under a still gaze, taking back what it wrote"}
+         "hold": "hold once the picture streamed past a still gaze, taking back what it wrote (the eye-tracker's)"}
 
 
 def first(paths: list[Path]) -> Path:
@@ -64,12 +64,13 @@ def run(rule: str, phrases: list[str], rest_s: float, fps: float, seed: int) -> 
         phrases = [normalise(p, writer.alphabet) for p in phrases]
         result, person = simulate_gaze(controller, phrases, fps=fps, user=GazeUserConfig(seed=seed))
         still = glancing = 0
-        for _ in phrases:  # a rest after each phrase, as many as were written
+        glances = max(1, round(rest_s / GLANCE_S))
+        for i in range(len(phrases)):  # as many rests as phrases, at the same spots for every rule
             controller.new_message()
             if not controller.running:
                 controller.start()
-            still += max(0, rest(controller, person, rest_s, fps))
-            glancing += max(0, rest(controller, person, rest_s, fps, glance_s=5.0))
+            still += max(0, rest(controller, person, rest_s, fps, rest_spots(1, seed + i)))
+            glancing += max(0, rest(controller, person, rest_s, fps, rest_spots(glances, seed + 1000 + i)))
         minutes = len(phrases) * rest_s / 60
         return {"rule": rule, **result.summary(), "rest_s": rest_s, "rests": len(phrases),
                 "rest_chars": still, "rest_chars_per_min": round(still / minutes, 2),

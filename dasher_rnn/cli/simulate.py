@@ -22,13 +22,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=float, default=60.0, help="simulated frames per second")
     p.add_argument("--max-seconds", type=float, default=None,
                    help="give up on a phrase after this long (default: 120, or 600 with a switch --input)")
-    p.add_argument("--input", default="pointer", choices=["pointer", *SWITCH_MODE_NAMES],
-                   help="how the simulated user steers: a pointer, or switches through one of Dasher's button modes "
-                        "(one-button, two-button: dynamic; scanning, step-scan: boxes highlighted in turn)")
+    p.add_argument("--input", default="pointer", choices=["pointer", "gaze", *SWITCH_MODE_NAMES],
+                   help="how the simulated user steers: a pointer; a gaze, through the eye-tracker preset (it looks at "
+                        "and pursues the boxes it wants; a dwell starts it); or switches through one of Dasher's button "
+                        "modes (one-button, two-button: dynamic; scanning, step-scan: boxes highlighted in turn)")
     p.add_argument("--reaction-ms", type=float, default=250.0, help="switch user: mean reaction time, ms")
     p.add_argument("--reaction-sd-ms", type=float, default=50.0, help="switch user: its standard deviation, ms")
     p.add_argument("--scan-time", type=float, default=1.0, help="scanning: seconds each box is highlighted")
-    p.add_argument("--seed", type=int, default=0, help="switch user: seed of the press-timing noise")
+    p.add_argument("--seed", type=int, default=0, help="switch and gaze users: seed of their timing and tracker noise")
     p.add_argument("--render", action="store_true", help="also paint every frame offscreen (Qt) and time it")
     p.add_argument("--control", action="store_true",
                    help="control mode: a control box after the letters of every box (on by itself when a phrase names "
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             from dasher_rnn.ui.offscreen import offscreen_renderer
 
             render = offscreen_renderer(source.alphabet)
-        switch = args.input != "pointer"
+        switch = args.input not in ("pointer", "gaze")
         max_seconds = args.max_seconds if args.max_seconds is not None else 600.0 if switch else 120.0
         # the bar goes to stderr: with --json it shows where stderr is a terminal (tqdm's None), so that
         # `simulate --file ... --json` is not silent for minutes, and stays out of a captured stream
@@ -88,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
                                         seed=args.seed)
                 result = simulate_switch(controller, phrases, fps=args.fps, max_seconds=max_seconds, user=user,
                                          render=render, progress=bar.update)
+            elif args.input == "gaze":
+                from dasher_rnn.zoom.controller import ControllerConfig, WritingController
+                from dasher_rnn.zoom.gaze_user import GazeUserConfig, simulate_gaze
+
+                controller = WritingController(source, ControllerConfig(speed_bps=args.speed, auto_speed=False,
+                                                                        preset="eye-tracker", control_mode=control))
+                result, _ = simulate_gaze(controller, phrases, fps=args.fps, max_seconds=max_seconds,
+                                          user=GazeUserConfig(seed=args.seed), render=render, progress=bar.update)
             else:
                 zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed, control=control))
                 result = simulate(zoom, phrases, fps=args.fps, max_seconds=max_seconds, render=render,

@@ -38,7 +38,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     # does what the toolbar's buttons do (hard to reach by gaze).
     Preset("eye-tracker", "Eye tracker", speed_bps=0.8, auto_speed=False, start_on_click=False, dwell_start=True,
            dwell_seconds=1.0, dwell_radius=0.06, pause_when_outside=True, smoothing_min_cutoff=0.5,
-           smoothing_beta=1.0, reverse_speed=0.7, control_mode=True),
+           smoothing_beta=1.0, reverse_speed=0.7, control_mode=True, rest_holds=True),
     # Head mice are steadier than gaze but slower to aim than a hand.
     Preset("head-mouse", "Head mouse", speed_bps=1.0, auto_speed=True, start_on_click=False, dwell_start=True,
            dwell_seconds=1.5, dwell_radius=0.05, pause_when_outside=True, smoothing_min_cutoff=1.5,

@@ -5,10 +5,11 @@ the box aimed at moves and grows as the view zooms. The detector keeps an anchor
 ``radius`` of it, the time resting grows; a move beyond the radius sets a new anchor and starts again. The radius
 allows for a tracker's jitter.
 
-It also follows the picture under the anchor (``moved``, with each frame's flow): ``slid`` is how far what was under
-the pointer when it came to rest has moved from under it since. A gaze that wants a box pursues it as the zoom
-brings it, and so moves on before the box has slid a radius away; a resting gaze stays put while the picture slides
-from under it.
+It also follows the picture under the pointer (``moved``, with each frame's flow): ``slid`` is how far the picture has
+streamed past the pointer since it came to rest, the sum over frames of where what was under the pointer moved to less
+where the pointer went. A gaze that wants a box pursues it as the zoom brings it, so the picture under it moves with
+it (and where the zoom only grows a box in place, nothing moves); a resting gaze stays put while the picture streams
+past.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class RestDetector:
 
     def reset(self) -> None:
         self._anchor: tuple[float, float] | None = None
-        self._under: tuple[float, float] | None = None  # where the picture that was under the anchor is now
+        self._last: tuple[float, float] | None = None  # the pointer at the last update
+        self._carried: tuple[float, float] | None = None  # where the picture that was under it is now
+        self._drift = (0.0, 0.0)
         self.seconds = 0.0
         self.slid = 0.0
 
@@ -41,24 +44,22 @@ class RestDetector:
         if not all(math.isfinite(v) for v in (x, y, dt)):
             return self.seconds
         if self._anchor is None or math.hypot(x - self._anchor[0], y - self._anchor[1]) > self.radius:
-            self._anchor = self._under = (x, y)
+            self._anchor = (x, y)
+            self._drift = (0.0, 0.0)
             self.seconds = self.slid = 0.0
         else:
             self.seconds += max(dt, 0.0)
-            if self._under is not None:
-                self.slid = math.hypot(x - self._under[0], y - self._under[1])
+            if self._carried is not None:
+                self._drift = (self._drift[0] + self._carried[0] - x, self._drift[1] + self._carried[1] - y)
+                self.slid = math.hypot(*self._drift)
+        self._last = self._carried = (x, y)
         return self.seconds
-
-    def follow_afresh(self) -> None:
-        """Follow the picture under the anchor from now on (what slid before is forgotten); the anchor stays."""
-        self._under = self._anchor
-        self.slid = 0.0
 
     def moved(self, flow: tuple[float, float] | None) -> None:
         """The picture moved by ``flow`` (``Frame.flow``: what was at (x, y) is now at (a * x, a * y + b)); None: it
         started again, and what was under the pointer is no longer on it (the next sample anchors afresh)."""
         if flow is None:
             self.reset()
-        elif self._under is not None:
+        elif self._last is not None:
             a, b = flow
-            self._under = (a * self._under[0], a * self._under[1] + b)
+            self._carried = (a * self._last[0], a * self._last[1] + b)

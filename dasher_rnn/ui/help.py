@@ -66,6 +66,9 @@ as &#9251;.</p>
 there again to stop.</li>
 <li>With every input: the Start / Stop button on the toolbar; writing stops by itself when the pointer stays
 still for a few seconds, and pauses while the pointer is off the writing area (Preferences, Stopping).</li>
+<li>Eye tracker: a gaze resting while you read or think writes nothing. When the picture streams past a still
+gaze, the zoom holds, takes back what it wrote since your gaze came to rest, and goes on when you look at a box
+again; to stop, rest on the crosshair or choose Stop in the control box.</li>
 </ul>
 
 <h2>Steering with each input</h2>

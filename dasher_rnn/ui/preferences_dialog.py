@@ -245,7 +245,8 @@ class PreferencesDialog(QDialog):
                         "(the eye-tracker and head-mouse presets always do). Bring it back to go on.",
                         self.pause_outside),
             setting_row("Stop when the pointer rests", "Writing stops when the pointer stays still this many seconds, "
-                        "so a pointer left alone writes nothing. Undo writing takes back a run you did not mean.",
+                        "so a pointer left alone writes nothing. Undo writing takes back a run you did not mean. "
+                        "The eye-tracker preset holds a resting gaze instead, and takes back what it wrote.",
                         self.rest_stop))
 
         # -- looks

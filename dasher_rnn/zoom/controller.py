@@ -11,7 +11,7 @@ pointer resting at one spot right of the crosshair for ``rest_stop_seconds`` sto
 out, which writes nothing, nor in the squashed bands at the top and bottom, where a user holds the
 pointer to reach a box still off the screen). A gaze (presets with ``rest_holds``) is different: it is still
 while its user waits for a box to grow, and pursues the box as the zoom brings it, so a gaze rests when the picture
-slides from under it (``SLID_HOLD``, ``input/rest.py``). Then the zoom holds: what it wrote since the gaze came to
+streams past it (``SLID_HOLD``, ``input/rest.py``). Then the zoom holds: what it wrote since the gaze came to
 rest is taken back (with what it taught the model), the view goes back to where it was then, and it waits there
 until the gaze moves on; so a still gaze never writes, and stopping is by intent (the dwell at the crosshair, the
 control box's Stop). Automatic speed rises only while the
@@ -49,9 +49,7 @@ SPEED_RANGE = (0.1, 8.0)  # bits per second
 REVERSE_SPEED_RANGE = (0.1, 4.0)  # zooming out is capped at the speed times this
 TURBO_RANGE = (1.0, 8.0)  # turbo multiplies the speed by this
 REST_STOP_RANGE = (0.0, 60.0)  # seconds a resting pointer may stay before writing stops (0: never)
-SLID_HOLD = 8 * REST_RADIUS  # a gaze (``rest_holds``) holds once the picture slid this far from under it, still
-HOLD_SECONDS = 1.0  # a hold lasts this long, then the zoom goes on; twice as long each time again at the same spot
-HOLD_MAX_SECONDS = 8.0
+SLID_HOLD = 8 * REST_RADIUS  # a gaze (``rest_holds``) holds once the picture streamed this far past it, still
 
 
 def _clamp(value: float, bounds: tuple[float, float]) -> float:
@@ -124,9 +122,7 @@ class WritingController:
         self._runs: list[Mark] = []  # where each run of writing in this message started (for undo_run)
         self._seen_pointer = False  # the pointer was on the canvas since the last start
         self.stopped_because = ""  # why writing stopped by itself: "outside" or "rest" ("" otherwise)
-        self.held = False  # a resting gaze holds the zoom (``rest_holds``) until it moves, or for a while
-        self._held_until = 0.0  # on the clock
-        self._holds = 0  # holds at this spot
+        self.held = False  # a resting gaze holds the zoom (``rest_holds``) until it moves
         self._rest_mark: tuple[Mark, float] | None = None  # where the writing stood when the pointer came to rest
         self.apply_preset(config.preset)
         self.set_control_mode(config.control_mode)
@@ -367,14 +363,11 @@ class WritingController:
             else:
                 resting = self.rest.update(pointer[0], pointer[1], dt)
                 if resting == 0.0:  # it moved on: a new spot, and what it writes from here is its own
-                    self.held, self._holds = False, 0
+                    self.held = False
                     self._rest_mark = (self.zoom.mark(), self._message.bits)
                 elif self.preset.rest_holds:
-                    if self.held and self._clock >= self._held_until:
-                        self.held = False  # the hold is over: the zoom goes on, watched afresh
-                        self.rest.follow_afresh()
-                    elif self.rest.slid > SLID_HOLD and not self.held:
-                        return self._hold()  # the picture slid from under a still gaze: its user reads or thinks
+                    if self.rest.slid > SLID_HOLD and not self.held:
+                        return self._hold()  # the picture streamed past a still gaze: its user reads or thinks
                 elif resting >= self.rest_stop_seconds > 0:
                     self.stop("rest")  # the pointer has rested at one spot: nobody is steering
         if not self.running or pointer is None or self.held:
@@ -390,15 +383,13 @@ class WritingController:
 
     def _reset_rest(self) -> None:
         self.rest.reset()
-        self.held, self._holds = False, 0
+        self.held = False
         self._rest_mark = None
 
     def _hold(self) -> Frame:
         """The gaze has rested: take back what the zoom wrote since it came to rest (with what that taught the
         model), put the view back where it was then, and hold it there until the gaze moves."""
         self.held = True
-        self._held_until = self._clock + min(HOLD_SECONDS * 2**self._holds, HOLD_MAX_SECONDS)
-        self._holds += 1
         self._bps = 0.0
         frame = None
         if self._rest_mark is not None and self._rest_mark[0].text != self.zoom.text:

@@ -13,10 +13,10 @@ While the controller is stopped (a dwell, the control box's Stop, a rest that st
 crosshair to start again.
 
 The tracker adds noise (``jitter``, a normal spread in Dasher units on the screen; 25 is about 6 px of a 1000 px
-view) and the eye-tracker preset's 1-euro filter smooths it, as the app does. ``rest`` holds the gaze still, or
-moves it to a new spot every ``glance_s``, for the time a person stops to read or think: what the controller writes
-meanwhile is writing nobody asked for. Simulated time advances ``1/fps`` a frame; the draws are seeded (``seed``),
-so a run repeats exactly.
+view) and the eye-tracker preset's 1-euro filter smooths it, as the app does. ``rest`` holds the gaze still on a
+spot, or moves it from spot to spot (``rest_spots``), for the time a person stops to read or think: what the
+controller writes meanwhile is writing nobody asked for. Simulated time advances ``1/fps`` a frame; the draws are
+seeded (``seed``), so a run repeats exactly.
 """
 
 from __future__ import annotations
@@ -126,23 +126,27 @@ def simulate_gaze(controller: WritingController, phrases: list[str], fps: float 
                          render, progress), person
 
 
-def rest(controller: WritingController, person: GazeUser, seconds: float, fps: float = 30.0, glance_s: float = 0.0,
-         lockstep: bool = True) -> int:
+def rest_spots(count: int, seed: int = 0) -> list[tuple[float, float]]:
+    """``count`` spots of the view's writing side (right of the crosshair, off its edges) to rest the eyes on, drawn
+    with ``seed``: the same spots for every rule compared."""
+    spots = np.random.default_rng(seed).uniform(0.05, 0.95, (count, 2)) * (ORIGIN_X, MAX_Y)
+    return [(float(x), float(y)) for x, y in spots]
+
+
+def rest(controller: WritingController, person: GazeUser, seconds: float, fps: float = 30.0,
+         spots: list[tuple[float, float]] | None = None, lockstep: bool = True) -> int:
     """The person stops writing for ``seconds`` without stopping the controller: the eyes stay where they were, or
-    with ``glance_s``, look at a new spot of the view's writing side that often. Returns how many characters the
-    message gained meanwhile (writing nobody asked for; negative if some were taken back)."""
+    look at each of ``spots`` (Dasher x, screen y) for an equal share of the time, in turn (a person glancing about
+    as they read or think). Returns how many characters the message gained meanwhile (writing nobody asked for;
+    negative if some were taken back)."""
     dt = 1.0 / fps
     start = len(controller.zoom.output)
     frames = math.ceil(seconds * fps)
-    next_glance = glance_s if glance_s > 0 else math.inf
+    spots = spots or [person.eye]
     for i in range(frames):
         now = controller.clock
-        if i * dt >= next_glance:
-            spot = person.rng.uniform(0.05, 0.95, 2) * (ORIGIN_X, MAX_Y)
-            person.rest_at((float(spot[0]), float(spot[1])))
-            next_glance += glance_s
-        elif i == 0:
-            person.rest_at(person.eye)
+        if i % math.ceil(frames / len(spots)) == 0:
+            person.rest_at(spots[i // math.ceil(frames / len(spots))])
         if lockstep:
             wait_for_answers(controller.zoom)
         controller.frame(person.sample(now + dt), dt)

@@ -27,6 +27,8 @@ STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them
 STOP_REASONS = {"outside": "Paused (the pointer left the canvas)", "rest": "Stopped (the pointer rested)",
                 "control": "Stopped (the control box)", "switch": "Stopped (no press for a while)"}
 
+HELD_HINT = "Held while your gaze rests: look at the box you want to go on (rest on the crosshair to stop)"
+
 Pointer = Callable[[], tuple[tuple[float, float] | None, bool]]  # (view pixels or None, inside the view)
 
 
@@ -47,6 +49,7 @@ class WritingPart(QObject):
         self.controller, self.view, self.keeper, self.notices, self.pointer = controller, view, keeper, notices, pointer
         self.frames = 0
         self._running_shown: bool | None = None
+        self._held_shown = False
         self._since_status = STATUS_SECONDS
         self.start_action = make_action(host, "Start", self.toggle_running, "Space", "Start or stop writing (Space)")
         self.undo_action = make_action(host, "Undo writing", self.undo_writing, QKeySequence.StandardKey.Undo,
@@ -152,7 +155,7 @@ class WritingPart(QObject):
         self.framed.emit(frame)
         self.view.set_frame(frame, self.controller.dwell.progress)
         self.frames += 1
-        if self.controller.running != self._running_shown:
+        if (self.controller.running, self.controller.held) != (self._running_shown, self._held_shown):
             self.show_running()
         if self.controller.running:  # while running there is always the run itself to take back
             self.undo_action.setEnabled(True)
@@ -166,13 +169,14 @@ class WritingPart(QObject):
         """Start or Stop, Undo writing, and the hint on the canvas, as the controller is now."""
         was_running = self._running_shown
         running = self._running_shown = self.controller.running
+        self._held_shown = self.controller.held
         if was_running and not running:
             self.stopped.emit()
         self.start_action.setText("Stop" if running else "Start")
         self.undo_action.setEnabled(running or self.controller.can_undo)
         why = STOP_REASONS.get(self.controller.stopped_because, "Stopped")
         if running:
-            self.view.hint = ""
+            self.view.hint = HELD_HINT if self.controller.held else ""
         elif self.controller.switch is not None:
             self.view.hint = f"{why}: press a switch to start"
         elif self.controller.preset.dwell_start:
