@@ -31,8 +31,7 @@ class RestDetector:
 
     def reset(self) -> None:
         self._anchor: tuple[float, float] | None = None
-        self._last: tuple[float, float] | None = None  # the pointer at the last update
-        self._carried: tuple[float, float] | None = None  # where the picture that was under it is now
+        self._carried: tuple[float, float] | None = None  # where the picture under the pointer's last sample is now
         self._drift = (0.0, 0.0)
         self.seconds = 0.0
         self.slid = 0.0
@@ -52,7 +51,7 @@ class RestDetector:
             if self._carried is not None:
                 self._drift = (self._drift[0] + self._carried[0] - x, self._drift[1] + self._carried[1] - y)
                 self.slid = math.hypot(*self._drift)
-        self._last = self._carried = (x, y)
+        self._carried = (x, y)
         return self.seconds
 
     def moved(self, flow: tuple[float, float] | None) -> None:
@@ -60,6 +59,6 @@ class RestDetector:
         started again, and what was under the pointer is no longer on it (the next sample anchors afresh)."""
         if flow is None:
             self.reset()
-        elif self._last is not None:
+        elif self._carried is not None:
             a, b = flow
-            self._carried = (a * self._last[0], a * self._last[1] + b)
+            self._carried = (a * self._carried[0], a * self._carried[1] + b)

@@ -364,7 +364,8 @@ class WritingController:
                 resting = self.rest.update(pointer[0], pointer[1], dt)
                 if resting == 0.0:  # it moved on: a new spot, and what it writes from here is its own
                     self.held = False
-                    self._rest_mark = (self.zoom.mark(), self._message.bits)
+                    if self.preset.rest_holds:
+                        self._rest_mark = (self.zoom.mark(), self._message.bits)
                 elif self.preset.rest_holds:
                     if self.rest.slid > SLID_HOLD and not self.held:
                         return self._hold()  # the picture streamed past a still gaze: its user reads or thinks
