@@ -146,3 +146,51 @@ def test_probe_needs_no_shard(gpu_run, capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [(r["arch"], r["batch"]) for r in rows] == [("1x16", 2), ("1x16", 4), ("2x8", 2), ("2x8", 4)]
     assert all(r["chars_s"] > 0 for r in rows)
+
+
+def test_dropout_trains_only_inside_the_loop(tiny_corpus_dir, tmp_path):
+    torch.set_num_threads(1)
+    trainer = tiny_trainer(tiny_corpus_dir, tmp_path, steps=3, dropout=0.5)
+    model = trainer.model
+    ids = torch.randint(0, model.config.vocab_size, (2, 12))
+    rates = []
+    original = trainer.train_step
+    trainer.train_step = lambda: (rates.append(model.dropout), original())[1]
+    trainer.run(progress=False)
+    assert rates == [0.5, 0.5, 0.5] and model.dropout == 0.0  # on for the steps, off after them
+    model.dropout = 0.5
+    model.eval()
+    with torch.no_grad():  # validation and every use after training: model.eval() switches it off
+        a, _ = model(ids, model.initial_state(2))
+        b, _ = model(ids, model.initial_state(2))
+    assert torch.equal(a, b)
+    model.train()
+    with torch.no_grad():
+        c, _ = model(ids, model.initial_state(2))
+    assert not torch.allclose(a, c)
+    meta = json.loads((tmp_path / "checkpoint.json").read_text())
+    assert meta["train_config"]["dropout"] == 0.5
+
+
+def test_weights_and_best_by_pick_what_is_trained_and_what_is_exported(gpu_run, tiny_corpus_dir, tmp_path,
+                                                                       monkeypatch):
+    from dasher_rnn.lm.train import Trainer
+
+    pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
+    corpus, _ = gpu_run.load_shard(tmp_path / "gpu_job" / "tiny")
+    gpu_run.reweigh(corpus, [f"{corpus.sources[0].name}=0.25"])
+    assert corpus.sources[0].weight == 0.25
+    with pytest.raises(SystemExit, match="SOURCE=W"):
+        gpu_run.reweigh(corpus, ["nosuch=1"])
+
+    trainer = tiny_trainer(tiny_corpus_dir, tmp_path / "run", steps=1)
+    gpu_class = gpu_run.make_gpu_trainer(Trainer)
+    trainer.__class__ = gpu_class
+    trainer.export_dir, trainer.best_by = tmp_path / "export", ("overall",)
+    exported = []
+    monkeypatch.setattr(gpu_run, "export_run", lambda src, dest, part: exported.append(trainer.step))
+    for step, score in [(0, 3.0), (1, 2.5), (2, 2.7), (3, 2.4)]:
+        trainer.step = step
+        trainer.history.append({"step": step, "val_bpc": {"overall": score}})
+        trainer.save_checkpoint()
+    assert exported == [0, 1, 3] and trainer.best == (3, 2.4)  # step 2 was worse: the export stayed at step 1

@@ -294,6 +294,16 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return 0
 
 
+def reweigh(corpus: Corpus, weights: list[str]) -> None:
+    """Apply ``SOURCE=W`` settings to the shard's mix."""
+    by_name = {src.name: src for src in corpus.sources}
+    for item in weights:
+        name, _, value = item.partition("=")
+        if name not in by_name or not value:
+            raise SystemExit(f"--weight {item}: give SOURCE=W, SOURCE one of {', '.join(by_name)}")
+        by_name[name].weight = float(value)
+
+
 def load_shard(path: str | Path) -> tuple[Corpus, dict]:
     """The corpus of a shard (``gpu_job/NAME``, its ``.json`` or its ``.bin``), every part checked."""
     from dasher_rnn.alphabet import Alphabet
@@ -440,6 +450,8 @@ def make_gpu_trainer(base: type[Trainer]) -> type[Trainer]:
         _timing: tuple[int, float] | None = None  # (step, time) where the step timing began
         _ema: float | None = None
         _first_step = 0
+        best_by: tuple[str, ...] = ()  # validation sources whose mean picks the exported checkpoint (none: every one)
+        best: tuple[int, float] | None = None  # (step, score) of the checkpoint exported
 
         def start(self) -> None:
             """Called just before ``run``: the wall-time schedule and the step timing count from here."""
@@ -516,8 +528,22 @@ def make_gpu_trainer(base: type[Trainer]) -> type[Trainer]:
 
         def save_checkpoint(self) -> None:
             super().save_checkpoint()
-            if self.export_dir is not None and self.is_main:
+            if self.export_dir is not None and self.is_main and self._is_best():
                 export_run(self.out_dir, self.export_dir, self.part_bytes)
+
+        def _is_best(self) -> bool:
+            """With ``best_by``, whether the last validation is the best yet on those sources (their mean): only then
+            is the checkpoint exported, so that the copy is the best one when later steps memorise the text."""
+            if not self.best_by or not self.history or self.history[-1]["step"] != self.step:
+                return not self.best_by
+            val = self.history[-1]["val_bpc"]
+            score = sum(val[name] for name in self.best_by) / len(self.best_by)
+            if self.best is not None and score >= self.best[1]:
+                log(f"step {self.step:,}: {score:.4f} bits/char on {', '.join(self.best_by)}, not better than step "
+                    f"{self.best[0]:,} ({self.best[1]:.4f}): its export stays")
+                return False
+            self.best = (self.step, score)
+            return True
 
     return GpuTrainer
 
@@ -599,6 +625,7 @@ def train(args: argparse.Namespace, argv: list[str]) -> Path:
         torch.backends.cudnn.allow_tf32 = True
     corpus, manifest = load_shard(args.shard)
     alphabet = corpus.alphabet
+    reweigh(corpus, args.weight)
     for row in corpus.summary():
         log(f"source {row['name']}: weight {row['weight']}, {row['train_chars']:,} train / {row['val_chars']:,} val chars")
     if args.val_chars > manifest["val_chars"]:
@@ -619,6 +646,7 @@ def train(args: argparse.Namespace, argv: list[str]) -> Path:
         warmup=args.warmup, decay_frac=args.decay_frac, weight_decay=args.weight_decay, clip=args.clip,
         eval_every=10**9 if fit else args.eval_every, checkpoint_every=10**9 if fit else args.eval_every,
         val_chars=args.val_chars, seed=args.seed, resume_warmup=args.resume_warmup, lowercase_frac=args.lowercase_frac,
+        dropout=args.dropout,
     )
     origin = None
     if (run_dir / CHECKPOINT_META).is_file():
@@ -651,6 +679,10 @@ def train(args: argparse.Namespace, argv: list[str]) -> Path:
     trainer.workers = args.workers if args.workers >= 0 else (min(12, (os.cpu_count() or 2) - 2)
                                                               if device.type == "cuda" else 0)
     trainer.export_dir = export_dir
+    trainer.best_by = tuple(name for name in args.best_by.split(",") if name)
+    unknown = set(trainer.best_by) - {src.name for src in corpus.sources} - {"overall"}
+    if unknown:
+        raise SystemExit(f"--best-by: the shard has no source {', '.join(sorted(unknown))}")
     trainer.part_bytes = int(args.part_mb * 2**20)
     trainer.fit_steps, trainer.eval_seconds, trainer.print_seconds = fit, args.eval_seconds, args.print_seconds
     log(f"model: lstm {model.config.layers}x{model.config.hidden_size} (embedding {model.config.embed_size}), "
@@ -817,6 +849,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clip", type=float, default=1.0)
     p.add_argument("--lowercase-frac", type=float, default=0.2)
     p.add_argument("--resume-warmup", type=int, default=20)
+    p.add_argument("--dropout", type=float, default=0.0, help="on the embedding and the top layer's output, training only")
+    p.add_argument("--best-by", default="", help="comma-separated validation sources (or overall): export a checkpoint "
+                   "only when their mean bits/char is the best so far (default: every checkpoint)")
+    p.add_argument("--weight", action="append", default=[], metavar="SOURCE=W",
+                   help="another weight in the mix for a source of the shard (repeatable)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", default="auto", help="optimizer steps in all, or auto: as many as --minutes holds "
                    "(timed on the first steps)")

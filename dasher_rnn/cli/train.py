@@ -60,6 +60,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="steps over which the rate warms up again when a run resumes with a fresh optimizer")
     p.add_argument("--lowercase-frac", type=float, default=0.0,
                    help="case augmentation: share of lines (messages) lower-cased in training batches")
+    p.add_argument("--dropout", type=float, default=0.0,
+                   help="dropout on the embedding and the top layer's output while training (a small text memorises)")
     p.add_argument("--corpus-cache", help="folder of the encoded corpus (default: OUT/corpus)")
     p.add_argument("--language-state", action="append", default=[], metavar="CODE=SOURCE[,SOURCE...]",
                    help="a multilingual model: when finished, learn an initial state for language CODE on the starts "
@@ -149,7 +151,7 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
         steps=args.steps, batch_size=args.batch_size, seq_len=args.seq_len, lr=args.lr, warmup=args.warmup,
         decay_frac=args.decay_frac, weight_decay=args.weight_decay, clip=args.clip, eval_every=args.eval_every,
         checkpoint_every=args.checkpoint_every, val_chars=args.val_chars, seed=args.seed,
-        resume_warmup=args.resume_warmup, lowercase_frac=args.lowercase_frac,
+        resume_warmup=args.resume_warmup, lowercase_frac=args.lowercase_frac, dropout=args.dropout,
     )
     resuming = (out / CHECKPOINT_META).is_file()
     origin = None

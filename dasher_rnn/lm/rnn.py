@@ -51,6 +51,7 @@ class CharRNN(nn.Module):
         self.h0 = nn.Parameter(torch.zeros(L, H))
         self.c0 = nn.Parameter(torch.zeros(L, config.cell_state_size))
         self.adapter: StateAdapter | None = None
+        self.dropout = 0.0  # training only (``Trainer`` sets it): on the embedding and on the top layer's output
 
     def set_adapter(self, spec: AdapterSpec | None) -> None:
         """Attach fresh (identity) adaptation parameters on the top layer's h, or remove them; an adapter
@@ -80,11 +81,11 @@ class CharRNN(nn.Module):
                 outputs.append(self.readout(state))
             return self._log_probs(torch.stack(outputs, dim=1)), state
         out, state = self._recur(inputs, state)
-        return self._log_probs(out), state
+        return self._log_probs(F.dropout(out, self.dropout, self.training)), state
 
     def _recur(self, inputs: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         """The recurrent layers: top-layer outputs (B, T, H) and the final state."""
-        x = self.embed(inputs)
+        x = F.dropout(self.embed(inputs), self.dropout, self.training)
         if isinstance(self.rnn, nn.LSTM):  # cell "lstm"
             return self.rnn(x, state)
         hs, cs = [], []

@@ -57,6 +57,7 @@ class TrainConfig:
     span_batches: int = 64
     resume_warmup: int = 20  # steps over which a fresh optimizer's rate ramps up again after a resume
     lowercase_frac: float = 0.0  # case augmentation: share of lines (messages) lower-cased in training batches
+    dropout: float = 0.0  # on the embedding and the top layer's output, in training only (small texts memorise)
 
 
 def lr_at(step: int, tc: TrainConfig) -> float:
@@ -306,6 +307,7 @@ class Trainer:
             raise ValueError("a wall-time limit is for one process: under torchrun the ranks could stop at different steps")
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
         self.model.train()
+        self.model.dropout = tc.dropout  # for this loop's steps only: validation, the finish and adaptation run without
         chars_per_step = self.global_batch * tc.seq_len
         bar = tqdm(total=tc.steps, initial=self.step, disable=not progress or not self.is_main, unit="step",
                    dynamic_ncols=True)
@@ -337,6 +339,7 @@ class Trainer:
             raise
         finally:
             bar.close()
+            self.model.dropout = 0.0
         return self.history
 
 
