@@ -93,11 +93,22 @@ class DynamicEvaluator(StreamEvaluator):
         logp, new_state = model.score(segment[None, :], state)
         return F.nll_loss(logp[0], segment), new_state
 
+    def _symbols(self, symbols: list[int]) -> torch.Tensor:
+        """Symbol ids on the device the adapting weights are on (the CPU, or a GPU)."""
+        return torch.tensor(symbols, device=self.params[0].device)
+
     def _evaluate(self, segment: list[int]):
-        symbols = torch.tensor(segment)
+        symbols = self._symbols(segment)
         with torch.no_grad():
             base_loss, base_state = self._segment_loss(self.base_model, self.base_state, symbols)
-        loss, new_state = self._segment_loss(self.model, self.state, symbols)
+        # cuDNN runs an RNN's backward only after a forward in training mode: on CUDA the forward runs in it, which
+        # computes the same numbers (the model's dropout is 0 outside its training loop); elsewhere as it was
+        training = self.model.training
+        self.model.train(training or symbols.is_cuda)
+        try:
+            loss, new_state = self._segment_loss(self.model, self.state, symbols)
+        finally:
+            self.model.train(training)
         for p in self.params:
             p.grad = None
         loss.backward()
@@ -129,5 +140,5 @@ class DynamicEvaluator(StreamEvaluator):
 
     def _carry(self, symbols: list[int]) -> None:
         with torch.no_grad():
-            _, state = self.model(torch.tensor(symbols)[None, :], self.state)
+            _, state = self.model(self._symbols(symbols)[None, :], self.state)
         self.state = (state[0].detach(), state[1].detach())
