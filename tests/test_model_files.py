@@ -128,6 +128,35 @@ def test_the_shipped_models_carry_the_int8_export_alone(folder):
         OnnxBackend(folder, int8=False)
 
 
+ORT_MIN_IR = 9  # the newest ONNX file format that onnxruntime 1.17 (pyproject's floor) reads
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=lambda p: p.name)
+def test_the_shipped_int8_exports_load_in_the_oldest_onnxruntime_allowed(folder):
+    """onnxruntime refuses a file format newer than it knows ("Unsupported model IR version: 14, max supported IR
+    version: 13" from 1.30, seen on the GPU machine): the exports are written in the oldest format their operators
+    need. A ModelProto's first field is its ir_version (tag 0x08, then a varint)."""
+    from dasher_rnn.lm.model_io import INT8_ONNX_FILE
+
+    head = (folder / INT8_ONNX_FILE).read_bytes()[:2]
+    assert head[0] == 0x08 and head[1] <= ORT_MIN_IR, f"{folder.name}: ONNX IR version {head[1]}"
+
+
+def test_the_fused_graph_is_written_in_the_oldest_format_its_operators_need():
+    onnx = pytest.importorskip("onnx")
+    from dasher_rnn.lm.fused_step import fused_initializers, fused_lstm_graph
+
+    rng = np.random.default_rng(0)
+    H, V, E = 4, 5, 3
+    weights = {"embed.weight": rng.normal(size=(V, E)), "rnn.weight_ih_l0": rng.normal(size=(4 * H, E)),
+               "rnn.weight_hh_l0": rng.normal(size=(4 * H, H)), "rnn.bias_ih_l0": rng.normal(size=4 * H),
+               "rnn.bias_hh_l0": rng.normal(size=4 * H), "head.weight": rng.normal(size=(V, H)),
+               "head.bias": rng.normal(size=V)}
+    model = onnx.load_from_string(fused_lstm_graph(fused_initializers(
+        {k: v.astype(np.float32) for k, v in weights.items()}, 1), 1, H, V))
+    assert model.ir_version == 8 <= ORT_MIN_IR
+
+
 def _without_fp32(folder):
     """A model folder as the shipped ones are: no model.onnx, config.json rewritten without it."""
     from dasher_rnn.lm.model_io import ONNX_FILE, read_config, write_config

@@ -118,6 +118,10 @@ def fused_lstm_graph(initializers: Mapping[str, np.ndarray], layers: int, hidden
          helper.make_tensor_value_info("h_next", TensorProto.FLOAT, state),
          helper.make_tensor_value_info("c_next", TensorProto.FLOAT, state)],
         [numpy_helper.from_array(np.ascontiguousarray(v), k) for k, v in initializers.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)])
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)]
+    # the oldest file format these operators need (8), not the onnx package's newest: onnxruntime reads only the
+    # formats it knows (1.30 stops at 13, while onnx 1.23 writes 14), and pyproject allows onnxruntime from 1.17
+    model = helper.make_model(graph, opset_imports=opsets,
+                              ir_version=helper.find_min_ir_version_for(opsets, ignore_unknown=True))
     onnx.checker.check_model(model)
     return model.SerializeToString()
