@@ -53,19 +53,18 @@ from dasher_rnn.adapt.dynamic_eval import DynamicEvaluator  # noqa: E402
 from dasher_rnn.adapt.evaluation import AdaptConfig, default_eta  # noqa: E402
 from dasher_rnn.lm.model_io import ModelFolder, open_model  # noqa: E402
 from dasher_rnn.normalise import normalise  # noqa: E402
+from dasher_rnn.paths import DEFAULT_MODEL_DIR  # noqa: E402
 from dasher_rnn.predictor import PredictorService  # noqa: E402
 
-DEFAULT_MODEL_DIR = ROOT / "dasher_rnn" / "models" / "english-lstm"
 BATCHES = (1, 64, 512)
 WARMUP = 3  # adaptation rounds left out of the figures
 TOLERANCE = 1e-3  # CUDA's adapted weights against the CPU's
-TEXT = ("I would like a cup of tea please. Could you open the window a little? My back hurts when I sit for long. "
-        "Thank you for coming today, it means a lot to me. Please call my daughter and tell her I am fine. ")
 
 
-def _predictor_bench() -> ModuleType:
-    """bench/predictor_bench.py, loaded by its path (bench/ is no package), for its ``measure``."""
-    spec = importlib.util.spec_from_file_location("predictor_bench", Path(__file__).with_name("predictor_bench.py"))
+def _bench(name: str) -> ModuleType:
+    """Another script of bench/, loaded by its path (bench/ is no package): predictor_bench for its ``measure``,
+    adaptation_update_time for its ``TEXT``."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -116,7 +115,7 @@ def predictor_run(model_dir: Path, backend: str, threads: int, repeats: int, mea
 def predictor(out: dict[str, Any], model_dir: Path, cuda: bool | str, threads: list[int], repeats: int,
               save: Callable[[], None]) -> None:
     """Fills ``out`` (saved after each run)."""
-    measure = _predictor_bench().measure
+    measure = _bench("predictor_bench").measure
     out.update(batches=list(BATCHES), runs={})
     plan = ([("cuda", threads[0])] if cuda is True else []) + \
         [(b, t) for t in threads for b in ("torch", "onnx")]
@@ -244,7 +243,7 @@ def adaptation(out: dict[str, Any], folder: ModelFolder, cuda: bool | str, threa
                save: Callable[[], None]) -> None:
     """Fills ``out`` (saved after each device)."""
     config = AdaptConfig(rule=rule, eta=default_eta(rule), margin=1e9)  # the guard never fires by itself
-    symbols = [folder.alphabet.index(ch) for ch in normalise(TEXT * 20, folder.alphabet)]
+    symbols = [folder.alphabet.index(ch) for ch in normalise(_bench("adaptation_update_time").TEXT * 20, folder.alphabet)]
     out.update(rule=rule, eta=config.eta, segment=config.segment, window=config.window, parameters=None, devices={})
     weights: dict[str, dict[str, torch.Tensor]] = {}
     bits: dict[str, float] = {}

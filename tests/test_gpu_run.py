@@ -108,7 +108,7 @@ def test_the_chain_pack_train_join_resume_and_load(gpu_run, tiny_corpus_dir, tmp
     done = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "gpu_run.py"), "train", "--shard", str(tmp_path / "gpu_job" / "tiny"),
          "--work", str(work), "--embed", "8", "--hidden", "32", "--layers", "2", "--batch-size", "8", "--seq-len", "32",
-         "--warmup", "3", "--val-chars", "1500", "--minutes", "0.1", "--reserve-seconds", "0.2", "--eval-seconds", "0.5",
+         "--warmup", "3", "--val-chars", "1500", "--minutes", "0.3", "--reserve-seconds", "0.2", "--eval-seconds", "0.5",
          "--device", "cpu", "--threads", "1", "--workers", "1", "--part-mb", "0.02", "--scale-grads", "on"],
         cwd=tmp_path, env=dict(os.environ, OUT=str(out), OMP_NUM_THREADS="1"),
         capture_output=True, text=True, timeout=120)
@@ -189,8 +189,36 @@ def test_weights_and_best_by_pick_what_is_trained_and_what_is_exported(gpu_run, 
     trainer.export_dir, trainer.best_by = tmp_path / "export", ("overall",)
     exported = []
     monkeypatch.setattr(gpu_run, "export_run", lambda src, dest, part: exported.append(trainer.step))
-    for step, score in [(0, 3.0), (1, 2.5), (2, 2.7), (3, 2.4)]:
+    for step, score in [(0, 3.0), (1, 2.5), (2, 2.7), (3, 2.4), (4, float("nan"))]:
         trainer.step = step
         trainer.history.append({"step": step, "val_bpc": {"overall": score}})
         trainer.save_checkpoint()
-    assert exported == [0, 1, 3] and trainer.best == (3, 2.4)  # step 2 was worse: the export stayed at step 1
+    trainer.step = 5
+    trainer.save_checkpoint()  # a checkpoint without a validation at its step is not exported
+    # step 2 was worse and step 4 diverged: the export stayed at step 1, then at step 3
+    assert exported == [0, 1, 3] and trainer.best == (3, 2.4)
+
+    resumed = tiny_trainer(tiny_corpus_dir, tmp_path / "run2", steps=1)  # a resumed run brings its history along
+    resumed.__class__ = gpu_class
+    resumed.export_dir, resumed.best_by = tmp_path / "export", ("overall",)
+    resumed.history = [{"step": 0, "val_bpc": {"overall": 3.0}}, {"step": 1, "val_bpc": {"overall": 2.5}},
+                       {"step": 2, "val_bpc": {"overall": 2.9}}]
+    exported.clear()
+    resumed.step = 2
+    resumed.save_checkpoint()
+    assert exported == [] and resumed.best == (1, 2.5)  # not better than step 1 of before the resume
+    with pytest.raises(SystemExit, match="a number from 0"):
+        gpu_run.reweigh(corpus, [f"{corpus.sources[0].name}=-1"])
+
+
+def test_a_backward_outside_training_needs_dropout_off(tiny_corpus_dir, tmp_path):
+    model = tiny_trainer(tiny_corpus_dir, tmp_path, steps=1).model.eval()
+    with model.gradable():
+        assert not model.training  # on the CPU the mode stays; on CUDA cuDNN's backward needs training mode
+    model.dropout = 0.3
+    with pytest.raises(RuntimeError, match="dropout off"), model.gradable():
+        pass
+    from dasher_rnn.lm.train import TrainConfig
+
+    with pytest.raises(ValueError, match="dropout 1.0"):
+        TrainConfig(dropout=1.0)

@@ -132,7 +132,7 @@ ORT_MIN_IR = 9  # the newest ONNX file format that onnxruntime 1.17 (pyproject's
 
 
 @pytest.mark.parametrize("folder", SHIPPED, ids=lambda p: p.name)
-def test_the_shipped_int8_exports_load_in_the_oldest_onnxruntime_allowed(folder):
+def test_the_shipped_int8_exports_are_in_a_format_the_oldest_onnxruntime_allowed_reads(folder):
     """onnxruntime refuses a file format newer than it knows ("Unsupported model IR version: 14, max supported IR
     version: 13" from 1.30, seen on the GPU machine): the exports are written in the oldest format their operators
     need. A ModelProto's first field is its ir_version (tag 0x08, then a varint)."""

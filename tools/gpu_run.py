@@ -299,9 +299,13 @@ def reweigh(corpus: Corpus, weights: list[str]) -> None:
     by_name = {src.name: src for src in corpus.sources}
     for item in weights:
         name, _, value = item.partition("=")
-        if name not in by_name or not value:
-            raise SystemExit(f"--weight {item}: give SOURCE=W, SOURCE one of {', '.join(by_name)}")
-        by_name[name].weight = float(value)
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = math.nan
+        if name not in by_name or not math.isfinite(weight) or weight < 0:
+            raise SystemExit(f"--weight {item}: give SOURCE=W, W a number from 0, SOURCE one of {', '.join(by_name)}")
+        by_name[name].weight = weight
 
 
 def load_shard(path: str | Path) -> tuple[Corpus, dict]:
@@ -531,16 +535,30 @@ def make_gpu_trainer(base: type[Trainer]) -> type[Trainer]:
             if self.export_dir is not None and self.is_main and self._is_best():
                 export_run(self.out_dir, self.export_dir, self.part_bytes)
 
+        def _score(self, record: dict) -> float:
+            """The mean validation bits/char of ``best_by`` in a history record; NaN where one is missing (a source
+            with too little validation text) or not finite (a diverged step), which is never the best."""
+            val = record.get("val_bpc", {})
+            scores = [val.get(name, math.nan) for name in self.best_by]
+            return sum(scores) / len(scores) if all(math.isfinite(x) for x in scores) else math.nan
+
         def _is_best(self) -> bool:
-            """With ``best_by``, whether the last validation is the best yet on those sources (their mean): only then
-            is the checkpoint exported, so that the copy is the best one when later steps memorise the text."""
-            if not self.best_by or not self.history or self.history[-1]["step"] != self.step:
-                return not self.best_by
-            val = self.history[-1]["val_bpc"]
-            score = sum(val[name] for name in self.best_by) / len(self.best_by)
-            if self.best is not None and score >= self.best[1]:
-                log(f"step {self.step:,}: {score:.4f} bits/char on {', '.join(self.best_by)}, not better than step "
-                    f"{self.best[0]:,} ({self.best[1]:.4f}): its export stays")
+            """With ``best_by``, whether this step's validation is the best yet on those sources (their mean): only
+            then is the checkpoint exported, so that the copy is the best one when later steps memorise the text (and
+            a ``--resume`` of the copy goes on from that step). A resumed run counts the records it brought along."""
+            if not self.best_by:
+                return True
+            if self.best is None:
+                earlier = [(self._score(r), r["step"]) for r in self.history[:-1]]
+                earlier = [(score, step) for score, step in earlier if math.isfinite(score)]
+                self.best = min(((step, score) for score, step in earlier), key=lambda b: b[1], default=None)
+            if not self.history or self.history[-1]["step"] != self.step:
+                return False  # no validation at this step
+            score = self._score(self.history[-1])
+            if not math.isfinite(score) or (self.best is not None and score >= self.best[1]):
+                best = f"step {self.best[0]:,} ({self.best[1]:.4f})" if self.best else "none yet"
+                log(f"step {self.step:,}: {score:.4f} bits/char on {', '.join(self.best_by)}, not better than {best}: "
+                    "the export stays")
                 return False
             self.best = (self.step, score)
             return True
@@ -851,7 +869,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume-warmup", type=int, default=20)
     p.add_argument("--dropout", type=float, default=0.0, help="on the embedding and the top layer's output, training only")
     p.add_argument("--best-by", default="", help="comma-separated validation sources (or overall): export a checkpoint "
-                   "only when their mean bits/char is the best so far (default: every checkpoint)")
+                   "only when their mean bits/char is the best so far, so the copy (and a --resume of it) is at the best "
+                   "step, not the last (default: every checkpoint)")
     p.add_argument("--weight", action="append", default=[], metavar="SOURCE=W",
                    help="another weight in the mix for a source of the shard (repeatable)")
     p.add_argument("--seed", type=int, default=0)

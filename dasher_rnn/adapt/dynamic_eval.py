@@ -101,14 +101,8 @@ class DynamicEvaluator(StreamEvaluator):
         symbols = self._symbols(segment)
         with torch.no_grad():
             base_loss, base_state = self._segment_loss(self.base_model, self.base_state, symbols)
-        # cuDNN runs an RNN's backward only after a forward in training mode: on CUDA the forward runs in it, which
-        # computes the same numbers (the model's dropout is 0 outside its training loop); elsewhere as it was
-        training = self.model.training
-        self.model.train(training or symbols.is_cuda)
-        try:
+        with self.model.gradable():
             loss, new_state = self._segment_loss(self.model, self.state, symbols)
-        finally:
-            self.model.train(training)
         for p in self.params:
             p.grad = None
         loss.backward()

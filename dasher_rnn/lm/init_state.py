@@ -100,7 +100,8 @@ def learn_initial_state(model: CharRNN, corpus: Corpus, length: int = 10, train_
     for epoch in range(max_epochs):
         order = torch.randperm(len(train), generator=generator)
         for i in range(0, len(train), batch_size):
-            loss = start_loss(model, train[order[i : i + batch_size]])
+            with model.gradable():
+                loss = start_loss(model, train[order[i : i + batch_size]])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

@@ -26,7 +26,8 @@ def mean_squared_gradients(model: CharRNN, corpus: Corpus, batches: int = 200, b
         inputs, targets, reset = stream.batch(step)
         keep = torch.from_numpy(~reset).to(device).float()[None, :, None]
         state = (state[0] * keep, state[1] * keep)
-        logp, state = model(torch.from_numpy(inputs).to(device), state)
+        with model.gradable():
+            logp, state = model(torch.from_numpy(inputs).to(device), state)
         loss = F.nll_loss(logp.reshape(-1, logp.shape[-1]), torch.from_numpy(targets).to(device).reshape(-1),
                           ignore_index=-1)
         model.zero_grad(set_to_none=True)

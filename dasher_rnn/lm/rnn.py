@@ -11,6 +11,8 @@ attention cells the window of recent outputs too).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
@@ -52,6 +54,20 @@ class CharRNN(nn.Module):
         self.c0 = nn.Parameter(torch.zeros(L, config.cell_state_size))
         self.adapter: StateAdapter | None = None
         self.dropout = 0.0  # training only (``Trainer`` sets it): on the embedding and on the top layer's output
+
+    @contextmanager
+    def gradable(self) -> Iterator[None]:
+        """For a backward pass outside the training loop (adaptation, the initial state, MS_g): cuDNN runs an RNN's
+        backward only after a forward in training mode, so on CUDA the model is put in it meanwhile, which computes
+        the same numbers since dropout is off outside that loop; on the CPU the mode stays as it is."""
+        if self.dropout:
+            raise RuntimeError("a backward pass outside training needs the model's dropout off")
+        training = self.training
+        self.train(training or self.h0.is_cuda)
+        try:
+            yield
+        finally:
+            self.train(training)
 
     def set_adapter(self, spec: AdapterSpec | None) -> None:
         """Attach fresh (identity) adaptation parameters on the top layer's h, or remove them; an adapter

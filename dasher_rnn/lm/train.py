@@ -59,6 +59,10 @@ class TrainConfig:
     lowercase_frac: float = 0.0  # case augmentation: share of lines (messages) lower-cased in training batches
     dropout: float = 0.0  # on the embedding and the top layer's output, in training only (small texts memorise)
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout {self.dropout}: give a probability from 0 up to (not including) 1")
+
 
 def lr_at(step: int, tc: TrainConfig) -> float:
     """Warmup, constant, then linear decay: the total can be extended on resume before the decay starts."""
