@@ -125,6 +125,22 @@ def test_dry_run_changes_nothing(tiny_model_dir, tmp_path):
     assert store.list() == []
 
 
+def test_one_message_is_learned_by_ppm_and_leaves_the_rnn_as_it_was(tiny_model_dir, tmp_path, capsys):
+    """With a single message nothing is held out to check the new weights on: the RNN is not adapted (it crashed
+    with KeyError 'overall' before), PPM learns the text."""
+    one = tmp_path / "one.txt"
+    one.write_text("hello there, see you soon")
+    assert main(["adapt", str(one), "--profile", "me", "--model-dir", str(tiny_model_dir), "--profiles-dir",
+                 str(tmp_path / "p"), "--no-progress", "--epochs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("too little text to check that adapting helps")
+    report = json.loads(out[out.index("\n{") + 1 : out.rindex("}") + 1])
+    assert report["train_messages"] == 1 and report["held_out_messages"] == 0 and "held_out_bpc_after" not in report
+    assert "1 message to train on and none to keep aside" in out
+    profile = ProfileStore(tmp_path / "p").load("me")
+    assert profile.info["characters_adapted"] == 0 and report["ppm"]["characters_learned"] > 0
+
+
 def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, capsys):
     common = ["--profile", "me", "--model-dir", str(tiny_model_dir), "--profiles-dir", str(tmp_path / "p"),
               "--no-progress"]

@@ -206,9 +206,12 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
         "messages": len(messages), "dropped": dropped, "train_messages": len(train), "held_out_messages": len(held_msgs),
         "train_chars": sum(len(m.text) + 1 for m in train), "held_out_bpc_before": before, "config": asdict(config),
     }
-    if dry_run or not train:
+    if dry_run or not train or not held_msgs:
         if not train:
             log("nothing left to adapt on after filtering")
+        elif not held_msgs and not dry_run:  # one message: nothing to check the new weights on, so none are kept
+            log("too little text to check that adapting helps (one message, and none held out): the RNN's weights are "
+                "left as they are; give two messages or more")
         return report
 
     inputs, targets = streams(train, newline, config.batch_size, config.seq_len)

@@ -142,6 +142,9 @@ def summary(report: dict, dry_run: bool = False, no_ppm: bool = False) -> list[s
     if dry_run:
         rnn = f"RNN: not adapted (--dry-run): it would train on {_messages(report.get('train_messages', 0))}; " \
               f"{_held_out(before, held)} as it predicts now"
+    elif after is None and report.get("train_messages", 0) and not held:
+        rnn = f"RNN: not adapted: {_messages(report['train_messages'])} to train on and none to keep aside and check " \
+              "that adapting helps; its weights are as they were (give two messages or more)"
     elif after is None:
         rnn = f"RNN: not adapted: no messages were left to train on ({report.get('messages', 0):,} read, " \
               f"{held:,} kept aside to measure, {dropped:,} dropped as mostly outside the alphabet or too " \
