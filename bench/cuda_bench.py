@@ -77,6 +77,11 @@ def _stats(seconds: list[float]) -> dict[str, float]:
             "min_ms": round(float(t.min()), 3)}
 
 
+def _max_difference(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
+    """The largest absolute difference between two sets of weights of the same names (on the CPU)."""
+    return max(float((a[n] - w).abs().max()) for n, w in b.items())
+
+
 def _error(exc: BaseException) -> dict[str, str]:
     return {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=6)}
 
@@ -234,7 +239,7 @@ def fp32_agreement(folder: ModelFolder, config: AdaptConfig, symbols: list[int],
             bits[device] = ev.stats.adapted_bits
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags
-    diff = max(float((weights["cuda"][n] - w).abs().max()) for n, w in weights["cpu"].items())
+    diff = _max_difference(weights["cuda"], weights["cpu"])
     return {"updates": segments, "max_weight_difference": diff, "agree": diff < TOLERANCE,
             "adapted_bits_difference": abs(bits["cuda"] - bits["cpu"])}
 
@@ -263,7 +268,7 @@ def adaptation(out: dict[str, Any], folder: ModelFolder, cuda: bool | str, threa
     if "cpu" in weights:
         out["parameters"] = sum(w.numel() for w in weights["cpu"].values())
     if "cpu" in weights and "cuda" in weights:
-        diff = max(float((weights["cuda"][n] - w).abs().max()) for n, w in weights["cpu"].items())
+        diff = _max_difference(weights["cuda"], weights["cpu"])
         moved = max(float((w - b.detach()).abs().max()) for w, b in zip(weights["cpu"].values(),
                     folder.network().network_parameters().values(), strict=True))
         out["agreement"] = {"max_weight_difference": diff, "max_weight_change_cpu": moved,

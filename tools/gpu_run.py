@@ -549,9 +549,8 @@ def make_gpu_trainer(base: type[Trainer]) -> type[Trainer]:
             if not self.best_by:
                 return True
             if self.best is None:
-                earlier = [(self._score(r), r["step"]) for r in self.history[:-1]]
-                earlier = [(score, step) for score, step in earlier if math.isfinite(score)]
-                self.best = min(((step, score) for score, step in earlier), key=lambda b: b[1], default=None)
+                scored = [(r["step"], self._score(r)) for r in self.history[:-1]]
+                self.best = min((b for b in scored if math.isfinite(b[1])), key=lambda b: b[1], default=None)
             if not self.history or self.history[-1]["step"] != self.step:
                 return False  # no validation at this step
             score = self._score(self.history[-1])
