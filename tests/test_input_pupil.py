@@ -140,8 +140,14 @@ def test_a_flood_is_bounded_and_the_input_goes_on(capture, source):
     until_subscribed(capture, source)
     for i in range(5000):
         capture.surface((0.5, 0.5, 1.0, 30.0 + i / 1000))
-    capture.surface((0.125, 0.5, 1.0, 40.0))
-    wait_for(lambda: at_x(source, 0.125), timeout=30.0)
+
+    def goes_on() -> bool:
+        # ZeroMQ's PUB socket drops what a full queue cannot take, the flood's last message too (CI saw it lost),
+        # so the gaze goes on streaming as Pupil Capture's does, and a later sample of it must come through
+        capture.surface((0.125, 0.5, 1.0, 40.0))
+        return at_x(source, 0.125)
+
+    wait_for(goes_on, timeout=30.0)
 
 
 def test_it_follows_capture_when_it_restarts_on_another_publisher_port(capture, source):
