@@ -290,6 +290,7 @@ class Preferences(_Repaired):
     scan_s: Annotated[float, _switch_timing("scan_s")] = SwitchConfig.scan_s  # scanning: each box's turn
     long_press_s: Annotated[float, _switch_timing("long_press_s")] = SwitchConfig.long_press_s  # held: backs out
     multi_press_s: Annotated[float, _switch_timing("multi_press_s")] = SwitchConfig.multi_press_s  # double press
+    idle_stop_s: Annotated[float, _switch_timing("idle_stop_s")] = SwitchConfig.idle_stop_s  # no press: stop
 
 
     @classmethod
@@ -318,7 +319,8 @@ class Preferences(_Repaired):
 
     def switch_config(self) -> SwitchConfig:
         """The switch modes' values from these preferences."""
-        return SwitchConfig(scan_s=self.scan_s, long_press_s=self.long_press_s, multi_press_s=self.multi_press_s)
+        return SwitchConfig(scan_s=self.scan_s, long_press_s=self.long_press_s, multi_press_s=self.multi_press_s,
+                            idle_stop_s=self.idle_stop_s)
 
     def controller_config(self) -> ControllerConfig:
         """The writing controller's values from these preferences."""

@@ -20,7 +20,7 @@ from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.paint import paint_frame
 from dasher_rnn.ui.window import MainWindow
 from dasher_rnn.zoom.control import Action
-from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.controller import CONFIRM_CENTRE, WritingController
 from dasher_rnn.zoom.geometry import Viewport, y_to_screen
 from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
 from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
@@ -64,6 +64,12 @@ def steer(window: MainWindow, target: str, action: Action | None = None, frames:
         x, y = target_pointer(zoom, zoom.context + target, action)
         window.view.set_pointer_override(window.view.viewport().to_screen(x, y))
         frame = window.writing.tick(DT)
+        if frame.confirm is not None:  # it asks first (the presets that confirm): a click on the green circle
+            assert frame.confirm.action == action and window.view.confirm is not None
+            window.view.set_pointer_override(window.view.viewport().to_screen(*CONFIRM_CENTRE))
+            window.writing._on_view_clicked()
+            frame = window.writing.tick(DT)
+            window.writing.toggle_running()  # writing stays stopped after a confirmation: the user goes on
         if action is not None and frame.action is not None:
             assert frame.action == action
             return

@@ -12,7 +12,7 @@ import pytest
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.lm.ppm import PPMModel
-from dasher_rnn.zoom.controller import SPEED_RANGE, ControllerConfig, WritingController
+from dasher_rnn.zoom.controller import AWAY_STOP_S, SPEED_RANGE, ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from tests.conftest import make_sentences, writer_source
@@ -64,7 +64,8 @@ def test_dwell_at_the_crosshair_starts_and_leaving_the_view_pauses_with_the_eye_
         c.frame((ORIGIN_X, ORIGIN_Y), 0.05)
         t += 0.05
     assert c.running and t >= c.preset.dwell_seconds - 0.06
-    c.frame(None, 0.05)
+    for _ in range(round(AWAY_STOP_S / 0.05) + 1):
+        c.frame(None, 0.05)
     assert not c.running
 
 
@@ -145,7 +146,11 @@ def test_leaving_the_canvas_pauses_with_every_preset(name):
     assert c.running and c.zoom.bits_total == 0
     c.frame((ORIGIN_X - 500.0, ORIGIN_Y), 1 / 60)
     assert c.running and c.zoom.bits_total > 0
-    c.frame(None, 1 / 60)  # it left
+    bits = c.zoom.bits_total
+    for _ in range(int(AWAY_STOP_S * 60) - 1):  # it left: a blink, a glance at the text, a hand off the edge pauses
+        c.frame(None, 1 / 60)
+    assert c.running and c.zoom.bits_total == bits
+    c.frame(None, 2 / 60)  # away for longer: nobody is steering
     assert not c.running and c.stopped_because == "outside"
     c.start()
     assert c.stopped_because == ""
@@ -176,17 +181,23 @@ def test_a_resting_pointer_stops_writing_within_the_set_time():
     assert never.running
 
 
-def test_the_dwell_that_stops_starts_again_without_looking_away():
+def test_a_gaze_kept_on_the_crosshair_starts_once_and_stops_only_after_leaving_it():
+    """A dwell fires once per visit: a gaze kept on the crosshair toggled start and stop every 1.1 s before."""
     c = controller(preset="eye-tracker")
     dt, t = 1 / 30, 0.0
     states = []
-    while t < 3.6:  # resting on the crosshair: start after 1 s, stop after 2 s, start after 3 s
+    while t < 10.0:
         c.frame((ORIGIN_X, ORIGIN_Y), dt)
         t += dt
         states.append(c.running)
     flips = [i for i in range(1, len(states)) if states[i] != states[i - 1]]
-    assert len(flips) == 3 and states[-1]
-    assert [round(i * dt) for i in flips] == [1, 2, 3]
+    assert len(flips) == 1 and states[-1]  # started after a second, and stayed so
+    for _ in range(10):
+        c.frame((ORIGIN_X - 1500.0, ORIGIN_Y - 1000.0), dt)  # away ...
+    while c.running and t < 20.0:
+        c.frame((ORIGIN_X, ORIGIN_Y), dt)  # ... and back: a new dwell stops
+        t += dt
+    assert not c.running
 
 
 def ppm_controller() -> WritingController:

@@ -65,7 +65,7 @@ def test_a_still_gaze_at_rest_for_a_minute_writes_nothing_and_the_zoom_holds():
 
 
 def test_what_a_still_gaze_wrote_before_the_rest_was_seen_is_taken_back():
-    c = gaze_controller()
+    c = gaze_controller(speed_bps=4.0)
     written = []
     for _ in range(60 * 30):
         c.frame(NEAR_EDGE, DT)
@@ -89,15 +89,18 @@ def test_a_held_zoom_goes_on_when_the_gaze_moves():
     assert c.zoom.bits_total > bits  # zooming again
 
 
-def test_a_gaze_that_follows_the_box_it_wants_is_never_held():
-    """The simulated gaze user pursues its boxes: the hold costs it nothing (bench/gaze_intent.py measures it)."""
-    c = gaze_controller()
-    c.stop()
+def test_a_gaze_that_follows_the_box_it_wants_is_seldom_held():
+    """The simulated gaze user, with a consumer tracker's noise, pursues its boxes: the hold costs it little
+    (bench/gaze_day.py measures it)."""
+    from tests.test_gaze_trust import ppm_gaze_controller
+
+    c = ppm_gaze_controller(control_mode=False)
     holds = []
     hold = c._hold
     c._hold = lambda: holds.append(c.zoom.output) or hold()
-    result, _ = simulate_gaze(c, ["the quick brown fox"], fps=30.0, max_seconds=300.0, user=GazeUserConfig(seed=2))
-    assert not result.failed and holds == []
+    result, _ = simulate_gaze(c, ["the cat sat on the mat"], fps=30.0, max_seconds=300.0,
+                              user=GazeUserConfig(seed=2))
+    assert not result.failed and len(holds) <= len("the cat sat on the mat") // 4
 
 
 def test_the_mouse_keeps_the_rest_stop():
@@ -121,13 +124,14 @@ def test_without_the_hold_the_same_still_pointer_writes_on():
 
 
 def test_the_simulated_gaze_user_writes_then_rests_without_writing():
-    c = gaze_controller()
-    c.stop()
-    result, person = simulate_gaze(c, ["hello world"], fps=30.0, max_seconds=200.0, user=GazeUserConfig(seed=1))
-    assert not result.failed and result.phrases[0].phrase == "hello world"
+    from tests.test_gaze_trust import ppm_gaze_controller
+
+    c = ppm_gaze_controller(control_mode=False)
+    result, person = simulate_gaze(c, ["the cat sat"], fps=30.0, max_seconds=200.0, user=GazeUserConfig(seed=1))
+    assert not result.failed and result.phrases[0].phrase == "the cat sat"
     assert c.running  # the gaze dwelt on the crosshair to start
     c.new_message()
-    assert rest(c, person, 60.0) == 0
+    assert rest(c, person, 60.0).changed == 0
 
 
 def test_gaze_user_settings_are_checked():
@@ -135,8 +139,8 @@ def test_gaze_user_settings_are_checked():
 
     with pytest.raises(ValueError, match="lead"):
         GazeUserConfig(lead=0.0)
-    with pytest.raises(ValueError, match="jitter"):
-        GazeUserConfig(jitter=float("nan"))
+    with pytest.raises(ValueError, match="saccade_s"):
+        GazeUserConfig(saccade_s=float("nan"))
 
 
 def test_the_window_says_the_zoom_is_held_and_why(qtbot, tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ from dasher_rnn.ui.parts.writing import frame_interval_ms
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.window import MainWindow
-from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.controller import AWAY_STOP_S, WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from tests.conftest import make_sentences, writer_source
@@ -473,7 +473,10 @@ def test_the_pointer_leaving_the_canvas_pauses_writing(qtbot, settings_path):
     assert window.controller.running
     window.writing.tick(DT)
     QApplication.sendEvent(view, QEvent(QEvent.Type.Leave))  # off to the toolbar, say
+    bits = window.controller.zoom.bits_total
     window.writing.tick(DT)
+    assert window.controller.running and window.controller.zoom.bits_total == bits  # a pause ...
+    window.writing.tick(AWAY_STOP_S)  # ... and away for a while: stopped
     assert not window.controller.running and "left the canvas" in view.hint and "click" in view.hint
 
 

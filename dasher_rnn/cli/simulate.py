@@ -29,6 +29,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reaction-ms", type=float, default=250.0, help="switch user: mean reaction time, ms")
     p.add_argument("--reaction-sd-ms", type=float, default=50.0, help="switch user: its standard deviation, ms")
     p.add_argument("--scan-time", type=float, default=1.0, help="scanning: seconds each box is highlighted")
+    p.add_argument("--pause", type=float, default=0.0, metavar="SECONDS",
+                   help="switch user: after each phrase, press nothing this long without stopping first; the summary "
+                        "says what the pauses changed (nothing, if writing stops by itself)")
+    p.add_argument("--grade", default="consumer", choices=["research", "consumer", "poor", "perfect"],
+                   help="gaze user: the tracker's grade (zoom/gaze_noise.py: accuracy, precision, rate, losses)")
     p.add_argument("--seed", type=int, default=0, help="switch and gaze users: seed of their timing and tracker noise")
     p.add_argument("--render", action="store_true", help="also paint every frame offscreen (Qt) and time it")
     p.add_argument("--control", action="store_true",
@@ -86,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                                                                         control_mode=control))
                 controller.set_switch_mode(switch_mode(args.input, SwitchConfig(scan_s=args.scan_time)))
                 user = SwitchUserConfig(reaction_s=args.reaction_ms / 1000, reaction_sd=args.reaction_sd_ms / 1000,
-                                        seed=args.seed)
+                                        pause_s=args.pause, seed=args.seed)
                 result = simulate_switch(controller, phrases, fps=args.fps, max_seconds=max_seconds, user=user,
                                          render=render, progress=bar.update)
             elif args.input == "gaze":
@@ -96,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
                 controller = WritingController(source, ControllerConfig(speed_bps=args.speed, auto_speed=False,
                                                                         preset="eye-tracker", control_mode=control))
                 result, _ = simulate_gaze(controller, phrases, fps=args.fps, max_seconds=max_seconds,
-                                          user=GazeUserConfig(seed=args.seed), render=render, progress=bar.update)
+                                          user=GazeUserConfig(grade=args.grade, seed=args.seed), render=render,
+                                          progress=bar.update)
             else:
                 zoom = ZoomModel(source, ZoomSettings(speed_bps=args.speed, control=control))
                 result = simulate(zoom, phrases, fps=args.fps, max_seconds=max_seconds, render=render,

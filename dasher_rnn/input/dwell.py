@@ -1,9 +1,10 @@
 """Dwell to start: resting the pointer on a spot for a while acts as a click, for users who cannot click.
 
 The detector fires once per visit: after firing it waits for the pointer to leave the circle before it
-can fire again, so a user who keeps looking at the start spot does not toggle start/stop repeatedly. With
-``rearm`` it is ready again at once instead: a new dwell starts after firing (the ring fills again), so a gaze user
-who stopped by a dwell starts again by dwelling on, without looking away and back first.
+can fire again, so a user who keeps looking at the start spot does not toggle start/stop repeatedly (a gaze kept on
+the crosshair toggled every 1.1 s while dwells re-armed at once). With ``rearm`` it is ready again at once instead
+(a new dwell starts after firing). ``disarm`` makes it wait for the pointer to leave first: a confirmation target
+that appears where a resting gaze happens to be is not confirmed by it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ class DwellDetector:
         self._armed = True
         self._entered_at: float | None = None
         self._now = 0.0
+
+    def disarm(self) -> None:
+        """Wait for the pointer to be seen outside the circle before a dwell can start (a target that just appeared
+        under a resting gaze is not chosen by it)."""
+        self._armed, self._entered_at = False, None
 
     @property
     def progress(self) -> float:

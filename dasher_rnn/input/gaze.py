@@ -21,6 +21,7 @@ from dasher_rnn.input.one_euro import OneEuroFilter
 log = logging.getLogger(__name__)
 
 CLAMP_LOW, CLAMP_HIGH = -0.5, 1.5  # normalised coordinates: a little outside the screen is allowed
+STALE_S = 0.5  # a gaze source with no valid sample for this long has none (a blink is shorter)
 
 
 class GazeSourceError(RuntimeError):
@@ -51,7 +52,7 @@ class GazeSource:
     bad_unit = "datagram"  # what one rejected piece of data is called in problems()
     space = "screen"  # see GazeSample.space
 
-    def __init__(self, smoothing: OneEuroFilter | None = None, stale_after: float = 0.5,
+    def __init__(self, smoothing: OneEuroFilter | None = None, stale_after: float = STALE_S,
                  on_sample: Callable[[GazeSample], None] | None = None) -> None:
         if not stale_after > 0:
             raise ValueError(f"stale_after must be positive, got {stale_after}")

@@ -26,6 +26,9 @@ class Preset:
     control_mode: bool = False  # a control box after the letters (stop, delete, speak... without a click)
     rest_holds: bool = False  # a resting pointer holds the zoom (until it moves) and takes back what it wrote while
     # resting, rather than stopping: a gaze rests while its user reads or thinks, and stops by intent (a dwell, Stop)
+    confirm_actions: bool = False  # the control box's actions that reach others or lose text ask for a confirmation
+    rest_radius: float = 64 / 4096  # a pointer within this share of the view height of where it came to rest is still
+    # there: a hand's tremor for the mouse; for a gaze, the eyes' drift and microsaccades and the tracker's noise
 
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
@@ -38,17 +41,18 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     # does what the toolbar's buttons do (hard to reach by gaze).
     Preset("eye-tracker", "Eye tracker", speed_bps=0.8, auto_speed=False, start_on_click=False, dwell_start=True,
            dwell_seconds=1.0, dwell_radius=0.06, pause_when_outside=True, smoothing_min_cutoff=0.5,
-           smoothing_beta=1.0, reverse_speed=0.7, control_mode=True, rest_holds=True),
+           smoothing_beta=1.0, reverse_speed=0.7, control_mode=True, rest_holds=True, rest_radius=0.04,
+           confirm_actions=True),
     # Head mice are steadier than gaze but slower to aim than a hand.
     Preset("head-mouse", "Head mouse", speed_bps=1.0, auto_speed=True, start_on_click=False, dwell_start=True,
            dwell_seconds=1.5, dwell_radius=0.05, pause_when_outside=True, smoothing_min_cutoff=1.5,
-           smoothing_beta=0.5, reverse_speed=0.8, control_mode=True),
+           smoothing_beta=0.5, reverse_speed=0.8, control_mode=True, confirm_actions=True),
     # Switches (input/switch.py): the switch mode steers, so no clicks, dwell or pausing; a fixed, gentle speed for
     # the dynamic modes (a press must land before the target has grown past its point); the control box stops,
     # deletes and speaks without a pointer.
     Preset("switch", "Switches", speed_bps=1.0, auto_speed=False, start_on_click=False, dwell_start=False,
            dwell_seconds=1.0, dwell_radius=0.05, pause_when_outside=False, smoothing_min_cutoff=1.0,
-           smoothing_beta=0.5, reverse_speed=1.0, control_mode=True),
+           smoothing_beta=0.5, reverse_speed=1.0, control_mode=True, confirm_actions=True),
 )}
 
 

@@ -1,40 +1,55 @@
 """Telling a resting pointer from a steering one.
 
 A hand off the mouse, or a head mouse left pointing somewhere, leaves the pointer still; steering moves it, because
-the box aimed at moves and grows as the view zooms. The detector keeps an anchor: while the pointer stays within
-``radius`` of it, the time resting grows; a move beyond the radius sets a new anchor and starts again. The radius
-allows for a tracker's jitter.
+the box aimed at moves and grows as the view zooms. The detector keeps the spot the pointer stays at: while the
+pointer stays within ``radius`` of it, the time resting grows; a move beyond the radius starts a new stay. The radius
+allows for a hand's tremor, and for a gaze's drift and microsaccades about the point it rests on and a tracker's
+noise (they wander about one point and come back: the spot does not follow them, or a slow pursuit would seem still).
+Distances are compared where the positions are seen (``seen``: on the screen, where Dasher's squashed edges would
+otherwise turn a tracker's noise there into large moves).
 
 It also follows the picture under the pointer (``moved``, with each frame's flow): ``slid`` is how far the picture has
-streamed past the pointer since it came to rest, the sum over frames of where what was under the pointer moved to less
-where the pointer went. A gaze that wants a box pursues it as the zoom brings it, so the picture under it moves with
-it (and where the zoom only grows a box in place, nothing moves); a resting gaze stays put while the picture streams
-past.
+streamed under the pointer during the stay, the length of the path that what was under it travelled, frame by frame.
+A gaze that wants a box pursues it as the zoom brings it, so it moves with the picture and soon leaves the spot (a new
+stay, and ``slid`` starts again); where the zoom only grows a box in place, nothing streams. A resting gaze stays on
+its spot while the picture streams past: once it has streamed further than twice the radius, no pursuit can have
+kept the gaze on the spot. Near the right edge, where the boxes grow out of a point, little streams while the view
+zooms in: ``zoomed`` counts the bits zoomed in during the stay.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 REST_RADIUS = 64.0  # zoom units (the view is 4096 high): about 1.5% of the view's height
 
 
 class RestDetector:
     """How long the pointer has stayed within ``radius`` of one spot (positions and radius in the same units), and how
-    far the picture has slid from under it meanwhile."""
+    far the picture has streamed under it meanwhile."""
 
-    def __init__(self, radius: float = REST_RADIUS) -> None:
+    def __init__(self, radius: float = REST_RADIUS,
+                 seen: Callable[[float, float], tuple[float, float]] | None = None) -> None:
         if not radius >= 0:
             raise ValueError(f"the rest radius must be >= 0 (got {radius})")
         self.radius = radius
+        self.seen = seen or (lambda x, y: (x, y))  # where a position is seen (Dasher's squashed edges on the screen)
         self.reset()
 
     def reset(self) -> None:
-        self._anchor: tuple[float, float] | None = None
-        self._carried: tuple[float, float] | None = None  # where the picture under the pointer's last sample is now
-        self._drift = (0.0, 0.0)
+        self.spot: tuple[float, float] | None = None  # where the stay is, as seen
+        self._last: tuple[float, float] | None = None  # the pointer's last sample
+        self._seen_last: tuple[float, float] | None = None  # and where it was seen
+        self.speed = 0.0  # how fast the pointer moved at its last sample, in seen units a second
         self.seconds = 0.0
+        self.picture_restarted()
+
+    def picture_restarted(self) -> None:
+        """The picture under the pointer was put back (a hold): what streamed during the stay so far no longer
+        counts; the stay goes on."""
         self.slid = 0.0
+        self.zoomed = 0.0  # bits the view zoomed in during the stay
 
     def update(self, x: float, y: float, dt: float) -> float:
         """Feed the pointer at (x, y) after ``dt`` seconds; the seconds it has been resting (0 just after a move).
@@ -42,23 +57,27 @@ class RestDetector:
         Non-finite values are ignored."""
         if not all(math.isfinite(v) for v in (x, y, dt)):
             return self.seconds
-        if self._anchor is None or math.hypot(x - self._anchor[0], y - self._anchor[1]) > self.radius:
-            self._anchor = (x, y)
-            self._drift = (0.0, 0.0)
-            self.seconds = self.slid = 0.0
-        else:
-            self.seconds += max(dt, 0.0)
-            if self._carried is not None:
-                self._drift = (self._drift[0] + self._carried[0] - x, self._drift[1] + self._carried[1] - y)
-                self.slid = math.hypot(*self._drift)
-        self._carried = (x, y)
+        self._last = (x, y)
+        here = self.seen(x, y)
+        if self._seen_last is not None and dt > 0:
+            self.speed = math.hypot(here[0] - self._seen_last[0], here[1] - self._seen_last[1]) / dt
+        self._seen_last = here
+        if self.spot is None or math.hypot(here[0] - self.spot[0], here[1] - self.spot[1]) > self.radius:
+            self.spot = here
+            self.seconds = 0.0
+            self.picture_restarted()
+            return 0.0
+        self.seconds += max(dt, 0.0)
         return self.seconds
 
     def moved(self, flow: tuple[float, float] | None) -> None:
         """The picture moved by ``flow`` (``Frame.flow``: what was at (x, y) is now at (a * x, a * y + b)); None: it
-        started again, and what was under the pointer is no longer on it (the next sample anchors afresh)."""
+        started again, and what was under the pointer is no longer on it (the next sample starts a new stay)."""
         if flow is None:
             self.reset()
-        elif self._carried is not None:
+        elif self._last is not None:
             a, b = flow
-            self._carried = (a * self._carried[0], a * self._carried[1] + b)
+            x, y = self._last
+            self.slid += math.hypot((a - 1.0) * x, (a - 1.0) * y + b)
+            if a > 1.0:
+                self.zoomed += math.log2(a)

@@ -35,6 +35,11 @@ double press has already acted (swapped or shifted) when the second reverses (Da
 for both filters). A switch held down ignores further presses of any switch until it is released (key repeat), and
 the second press of a double press is not also a long press.
 
+Unlike Dasher's, the dynamic modes stop by themselves after ``idle_stop_s`` (6 s) without a press, running or
+reversing: their zoom never stops otherwise, and a user who was interrupted (or whose switch stuck) would come back to
+words nobody chose. A switch held down that long is taken as stuck in every mode: the mode forgets it and stops.
+The controller then takes back what the mode wrote since the last press (``timed_out``).
+
 The scanning modes are stopped or running. Stopped, a press starts scanning from the first box (and selects
 nothing). Scanning stops by itself after ``scan_cycles`` whole cycles without a press (as Dasher's static
 one-button filter stops after a sweep without one), so that a user who has walked away is not left with a moving
@@ -88,6 +93,9 @@ class SwitchConfig:
     scan_boxes: int = 4  # forward boxes in the scanning modes (LP_B, 4; 2-10), plus the back box
     safety: float = 25.0  # a selected box is zoomed with this margin each side, Dasher units (LP_S, 25; 0-256)
     scan_cycles: int = 2  # scanning stops after this many whole cycles without a press (0: never; 0-100)
+    idle_stop_s: float = 6.0  # the dynamic modes stop after this long without a press, and a switch held down this
+    # long is taken as stuck: the mode stops and forgets it (0: never; 0-120 s). Not Dasher's: its dynamic modes zoom
+    # on until pressed, and write what nobody chose for a user who was interrupted or whose switch stuck
     two_button_offset: float = 0.4 * MAX_Y  # a two-button press shifts the view this far (LP_TWO_BUTTON_OFFSET, 1638;
     # 1024-2048)
     lag_s: float = 0.05  # two-button: the shift is enlarged by the zoom during this lag (LP_DYNAMIC_BUTTON_LAG; 0-1 s)
@@ -98,7 +106,7 @@ class SwitchConfig:
     def __post_init__(self) -> None:
         ranges: dict[str, tuple[float, float]] = {
             "long_press_s": (0.1, 10.0), "multi_press_s": (0.1, 10.0), "scan_s": (0.2, 10.0), "zoom_s": (0.0, 5.0),
-            "scan_boxes": (2, 10), "safety": (0.0, 256.0), "scan_cycles": (0, 100),
+            "scan_boxes": (2, 10), "safety": (0.0, 256.0), "scan_cycles": (0, 100), "idle_stop_s": (0.0, 120.0),
             "two_button_offset": (1024.0, 2048.0), "lag_s": (0.0, 1.0), "target_x": (1.0, ORIGIN_X),
             "target_y": (0.0, ORIGIN_Y)}
         for name, (lo, hi) in ranges.items():
@@ -176,10 +184,13 @@ class SwitchMode(ABC):
     def __init__(self, config: SwitchConfig | None = None) -> None:
         self.config = config or SwitchConfig()
         self.state = SwitchState.STOPPED
+        self.timed_out = False
         self.presses = 0  # presses taken (a held switch's repeats and presses while one is held are not)
         self._now = 0.0
         self._held: int | None = None  # the switch held down, if any
         self._down_at = 0.0
+        self._pressed_at = 0.0  # the last press, or the start
+        self.stuck = 0  # switches held down for ``idle_stop_s`` and forgotten
         self._pending: list[Steering] = []  # what presses asked for since the last update
 
     @property
@@ -201,6 +212,7 @@ class SwitchMode(ABC):
         if now is None or isinstance(button, bool) or not isinstance(button, int) or self._held is not None:
             return
         self._held, self._down_at = button, now
+        self._pressed_at = now
         self.presses += 1
         self._pressed(self._button(button), now)
 
@@ -229,24 +241,45 @@ class SwitchMode(ABC):
         now = self._time(t)
         if self.state == SwitchState.STOPPED:
             self.state = SwitchState.RUNNING
+            self._pressed_at = self._now
             self._started(self._now if now is None else now)
 
     def stop(self) -> None:
         """Stop writing (the controller's Stop, the control box's Stop); a zoom under way is dropped."""
         self.state = SwitchState.STOPPED
+        self.timed_out = False  # stopped by ``_timeouts``: nobody pressed (or a switch stuck)
         self._pending.clear()
 
     def update(self, t: float, speed_bps: float = 0.0) -> Steering:
         """One frame at time ``t``: what the presses since the last frame asked for, and where to steer now.
         ``speed_bps`` is the zoom's speed (two-button's lag compensation)."""
-        now = self._time(t)
-        self._tick(self._now if now is None else now)
+        self._time(t)
+        self._tick(self._now)
+        self._timeouts(self._now)
         pending, self._pending = self._pending, []
         offset = sum(s.offset for s in pending) * self.lag_factor(speed_bps)
         zoom_to = next((s.zoom_to for s in reversed(pending) if s.zoom_to is not None), None)
         if self.state == SwitchState.STOPPED:
             return Steering()
         return Steering(self._pointer(), offset, zoom_to)
+
+    def _timeouts(self, t: float) -> None:
+        """A switch held down for ``idle_stop_s`` is stuck (a switch left pressed on its socket, a controller's
+        button wedged): the mode forgets it and stops. A mode that moves by itself stops after ``idle_stop_s``
+        without a press (``idle_stops``)."""
+        limit = self.config.idle_stop_s
+        if not limit:
+            return
+        if self._held is not None and t - self._down_at >= limit:
+            self._held = None
+            self.stuck += 1
+            self.stop()
+            self.timed_out = True
+        elif self.idle_stops and self.running and self._held is None and t - self._pressed_at >= limit:
+            self.stop()
+            self.timed_out = True
+
+    idle_stops: ClassVar[bool] = False  # the mode moves without presses, so it stops after ``idle_stop_s`` of none
 
     def lag_factor(self, speed_bps: float) -> float:
         """What a shift asked for by a press is multiplied by at ``speed_bps`` (two-button's lag compensation)."""
@@ -279,6 +312,7 @@ class DynamicMode(SwitchMode):
     press of a multiple press)."""
 
     max_clicks: ClassVar[int] = 2
+    idle_stops = True
 
     def __init__(self, config: SwitchConfig | None = None) -> None:
         super().__init__(config)

@@ -34,6 +34,8 @@ SWITCHES = 2  # the modes use one or two switches
 # controller, the switch socket
 SWITCH_SOURCES = ("keys", "controller", "socket")
 MAX_PENDING = 256  # events kept between two frames: a flood cannot grow memory
+REPEAT_GAP_S = 0.03  # a key's release and press this close are its repeat while held (``KeyRepeat``) ...
+REPEAT_DELAY_S = 0.15  # ... once it has been held this long (servers start repeating after 200-660 ms)
 DEFAULT_JOYSTICK = "/dev/input/js0"
 DEFAULT_SWITCH_PORT = 5578
 _JS_EVENT = struct.Struct("<IhBB")  # struct js_event: time (ms), value, type, number
@@ -174,6 +176,49 @@ class UDPSwitches(UDPSource):
             if words[0] in ("up", "press"):
                 self.queue.add(switch, False)
         self.received += 1
+
+
+class KeyRepeat:
+    """A held key told by time, not by a flag: an X server whose key repeat the toolkit does not flag sends a held key
+    as release-press pairs, each pair at once (``REPEAT_GAP_S`` apart at most). A release is held back that long;
+    a press of the same switch within it was the key still down, and both are dropped; otherwise the release goes
+    through late (``due``). So a long press is a long press on every server."""
+
+    def __init__(self, gap_s: float = REPEAT_GAP_S) -> None:
+        self.gap_s = gap_s
+        self._released: dict[int, float] = {}  # switch -> when its release came (time.monotonic())
+        self._down: dict[int, float] = {}  # switch -> when it went down (its first press)
+
+    def press(self, switch: int, now: float) -> list[SwitchEvent]:
+        """A press came at ``now``: what it means (nothing: a repeat of a key still held; a key repeats only once it
+        has been held for the repeat delay, ``REPEAT_DELAY_S``)."""
+        released = self._released.pop(switch, None)
+        down = self._down.get(switch)
+        if released is not None and now - released <= self.gap_s and down is not None \
+                and released - down >= REPEAT_DELAY_S:
+            return []
+        self._down[switch] = now
+        late = [SwitchEvent(other, False, at) for other, at in self._released.items()]  # another switch's release
+        self._released.clear()  # is no repeat of this one: it goes through first
+        if released is not None:
+            late.append(SwitchEvent(switch, False, released))
+        return late + [SwitchEvent(switch, True, now)]
+
+    def release(self, switch: int, now: float) -> list[SwitchEvent]:
+        """A release came at ``now``: held back until ``due`` says it was no repeat."""
+        self._released[switch] = now
+        return []
+
+    def flush(self) -> list[SwitchEvent]:
+        """Every release held back, now (a press from elsewhere, a mouse button, comes next)."""
+        return self.due(float("inf"))
+
+    def due(self, now: float) -> list[SwitchEvent]:
+        """The releases that no press followed within the gap: real ones."""
+        out = [SwitchEvent(switch, False, at) for switch, at in self._released.items() if now - at > self.gap_s]
+        for event in out:
+            del self._released[event.switch]
+        return out
 
 
 def open_joystick(options: Mapping[str, Any]) -> JoystickSwitches:

@@ -324,6 +324,42 @@ def _paint_crosshair(painter: QPainter, p: _Palette, viewport: Viewport, pointer
 _SWITCH_COLOURS = {"default": ("#d01c8b", "#7b3294"), "high-contrast": ("#ffff00", "#00ffff")}  # active, other
 
 
+@dataclass(frozen=True)
+class ConfirmTarget:
+    """The target that confirms an action waiting for it (``WritingController.pending``), in Dasher coordinates."""
+
+    x: float
+    y: float
+    radius: float
+    label: str  # what it asks ("Speak?")
+    how: str  # how to confirm ("Look here to confirm")
+    progress: float = 0.0  # the dwell on it so far (0..1)
+
+
+def paint_confirm(painter: QPainter, target: ConfirmTarget, viewport: Viewport, scheme: str) -> None:
+    """The confirmation target over the boxes: a filled disc with its question and how to answer it, and the dwell's
+    ring filling round it. Its size on the screen follows the view's height (as Dasher's coordinates do)."""
+    high = scheme == "high-contrast"
+    cx, cy = viewport.to_screen(target.x, target.y)
+    radius = target.radius * viewport.scale
+    disc = QRectF(cx - radius, cy - radius, 2 * radius, 2 * radius)
+    painter.setPen(_pen("#ffff00" if high else "#1a7f37", max(3.0, viewport.height / 150)))
+    painter.setBrush(QColor(0, 0, 0, 230) if high else QColor(230, 255, 236, 235))
+    painter.drawEllipse(disc)
+    if target.progress > 0:
+        painter.setPen(_pen("#00ffff" if high else "#d01c8b", max(6.0, viewport.height / 60)))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawArc(disc, 90 * 16, -int(360 * 16 * min(target.progress, 1.0)))
+    font = painter.font()
+    font.setPixelSize(max(14, int(radius / 4)))
+    font.setBold(True)
+    painter.setFont(font)
+    painter.setPen(QColor("#ffff00" if high else "#0b3d1c"))
+    inner = disc.adjusted(radius * 0.2, radius * 0.25, -radius * 0.2, -radius * 0.25)
+    painter.drawText(inner, int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap),
+                     f"{target.label}\n{target.how}")
+
+
 def paint_switch(painter: QPainter, switch: SwitchView, viewport: Viewport, scheme: str) -> None:
     """What a switch mode shows over the boxes (input/switch.py's ``SwitchView``): the scanning boxes outlined, the
     highlighted one bold, the back box as a frame round the view; the dynamic modes' points as marks at the edge

@@ -51,6 +51,7 @@ SWITCH_SOURCE_CHOICES = (("keys", "Keys and mouse only"), ("controller", "Game c
 SCAN_RANGE = (0.2, 10.0)
 LONG_PRESS_RANGE = (0.1, 10.0)
 MULTI_PRESS_RANGE = (0.1, 10.0)
+IDLE_STOP_RANGE = (0.0, 120.0)
 # which modes use which timing
 SCAN_MODES = ("scanning",)
 DYNAMIC_MODES = ("one-button", "two-button")
@@ -207,6 +208,8 @@ class PreferencesDialog(QDialog):
         self.long_press.changed.connect(lambda value: self._on_switch_timing(long_press_s=value))
         self.multi_press = Stepper(*MULTI_PRESS_RANGE, 0.1, prefs.multi_press_s, suffix=" s")
         self.multi_press.changed.connect(lambda value: self._on_switch_timing(multi_press_s=value))
+        self.idle_stop = Stepper(*IDLE_STOP_RANGE, 1.0, prefs.idle_stop_s, suffix=" s")
+        self.idle_stop.changed.connect(lambda value: self._on_switch_timing(idle_stop_s=value))
         self.ports = _explanation()
         self.switch_source_row = _titled("Switches", self.switch_source_about, self.switch_source,
                                          self.switch_source_problem)
@@ -216,12 +219,14 @@ class PreferencesDialog(QDialog):
         presses = QWidget()  # the dynamic modes' two timings, each named
         grid = QGridLayout(presses)
         grid.setContentsMargins(0, 0, 0, 0)
-        for row, (label, stepper) in enumerate((("Long press", self.long_press), ("Double press", self.multi_press))):
+        for row, (label, stepper) in enumerate((("Long press", self.long_press), ("Double press", self.multi_press),
+                                                 ("Stop after no press for", self.idle_stop))):
             grid.addWidget(QLabel(label), row, 0)
             grid.addWidget(stepper, row, 1)
         self.presses_row = setting_row(
-            "Backing out", "Two presses of a switch within the double-press time, or a switch held down for the "
-            "long-press time, back out; the next press stops.", presses)
+            "Presses", "Two presses of a switch within the double-press time, or a switch held down for the "
+            "long-press time, back out; the next press stops. With no press for the stop time (or a switch held down "
+            "that long) writing stops by itself (0: never).", presses)
         self.ports_row = setting_row("Ports", "Where each input's data arrives, and the camera the head pointer uses.",
                                      self.ports)
         input_page = _page(

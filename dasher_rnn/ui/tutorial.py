@@ -272,6 +272,7 @@ class TutorialDialog(QDialog):
         # auto speed off: the practice runs at a known speed, which the suggestion is measured against
         self.controller = WritingController(self.source, dataclasses.replace(config, speed_bps=speed_bps,
                                                                              auto_speed=False))
+        self._practice_rules()
         self.scores: list[MessageStats | None] = []  # each phrase as the controller measured it, once written
         self.index = 0
         self.suggestion: SpeedSuggestion | None = None
@@ -311,6 +312,15 @@ class TutorialDialog(QDialog):
         self.finished.connect(self._on_finished)
 
     # -- pages -----------------------------------------------------------------------------
+
+    def _practice_rules(self) -> None:
+        """The practice keeps the earlier rules for a gaze: practice teaches the model nothing and reaches nobody, and
+        the tutorial does not teach the newer ones yet (a rest's hold, dwells that fire once, actions that ask first;
+        the window has them all)."""
+        c = self.controller
+        c.preset = dataclasses.replace(c.preset, rest_holds=False, confirm_actions=False)
+        c.zoom.config.confirm = False
+        c.dwell.rearm = True
     def _intro_page(self) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
@@ -413,6 +423,7 @@ class TutorialDialog(QDialog):
         name = self.chosen if self.chosen in POINTER_PRESETS else self.prefs.preset
         if name != c.preset.name:
             c.apply_preset(name)  # its dwell and pausing; the speed stays the one the suggestion is measured against
+            self._practice_rules()
         c.set_control_mode(self._window_control_mode if name == self.prefs.preset else PRESETS[name].control_mode)
 
     @property

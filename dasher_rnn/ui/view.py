@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.input.switch import SwitchView
-from dasher_rnn.ui.paint import MIN_LABEL_PX, paint_frame, paint_switch
+from dasher_rnn.ui.paint import MIN_LABEL_PX, ConfirmTarget, paint_confirm, paint_frame, paint_switch
 from dasher_rnn.zoom.geometry import Viewport
 from dasher_rnn.zoom.model import Frame
 
@@ -30,6 +30,7 @@ class DasherView(QWidget):
         self.scheme = "default"
         self.dwell_progress = 0.0
         self.switch: SwitchView | None = None  # what a switch mode shows over the boxes (None: no switch mode)
+        self.confirm: ConfirmTarget | None = None  # an action waiting for its confirmation
         self.hint = ""  # a line drawn at the top left (right to left: right) while writing is stopped ("click to start")
         self.min_label_px = MIN_LABEL_PX  # boxes smaller than this get no label until they grow
         self._mouse: tuple[float, float] | None = None
@@ -93,6 +94,8 @@ class DasherView(QWidget):
                             self.dwell_progress, self.min_label_px)
                 if self.switch is not None:
                     paint_switch(painter, self.switch, self.viewport(), self.scheme)
+                if self.confirm is not None:
+                    paint_confirm(painter, self.confirm, self.viewport(), self.scheme)
             if self.hint:
                 self._paint_hint(painter)
         finally:

@@ -103,6 +103,10 @@ def action_label(action: Action) -> str:
         stack.extend(item.children)
     return "Phrase"
 DELETIONS = (Action.DELETE_CHAR, Action.DELETE_WORD, Action.DELETE_SENTENCE)
+# what acts only once confirmed (``ZoomSettings.confirm``), never from a pass through its box or from a resting gaze
+# that drifted into it: everything that reaches another person or program, loses text or changes the message or the
+# writing (all but Letters and Stop, which change nothing, and deleting a character, which backing out does too)
+CONFIRMED = frozenset(Action) - {Action.LETTERS, Action.STOP, Action.DELETE_CHAR}
 # what an action costs at least, from the letter box it is entered from: the control box's share, then one of
 # the equal children
 ACTION_BITS = -math.log2(CONTROL_SHARE / len(CONTROL_ITEMS))

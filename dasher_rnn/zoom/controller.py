@@ -40,8 +40,8 @@ from dasher_rnn.input.dwell import DwellDetector
 from dasher_rnn.input.presets import PRESETS, Preset, preset
 from dasher_rnn.input.rest import REST_RADIUS, RestDetector
 from dasher_rnn.input.switch import SwitchMode
-from dasher_rnn.zoom.control import Action
-from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y
+from dasher_rnn.zoom.control import Action, ControlItem
+from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y, x_to_screen, y_to_screen
 from dasher_rnn.zoom.model import Frame, Mark, ZoomModel, ZoomSettings
 from dasher_rnn.zoom.sources import PredictionSource
 
@@ -49,7 +49,24 @@ SPEED_RANGE = (0.1, 8.0)  # bits per second
 REVERSE_SPEED_RANGE = (0.1, 4.0)  # zooming out is capped at the speed times this
 TURBO_RANGE = (1.0, 8.0)  # turbo multiplies the speed by this
 REST_STOP_RANGE = (0.0, 60.0)  # seconds a resting pointer may stay before writing stops (0: never)
-SLID_HOLD = 8 * REST_RADIUS  # a gaze (``rest_holds``) holds once the picture streamed this far past it, still
+# A gaze (``rest_holds``) that stays at one spot (the preset's rest radius) for ``REST_MIN_S`` while the picture streams
+# past it for ``SLID_HOLD`` (or the view zooms in ``ZOOM_HOLD`` bits there, at the right edge where little streams) is
+# resting, not steering: the zoom holds and takes back what it wrote during the stay. A saccade away (to read, to the
+# crosshair to stop) is seen within the smoothing's lag, and a stay of writing rarely lasts that long (simulated
+# gaze users at every tracker grade: 95% of stays under 3.2 s and 2.7 bits, bench/gaze_day.py)
+SLID_HOLD = 12 * REST_RADIUS
+ZOOM_HOLD = 3.0
+REST_MIN_S = 1.5
+TRANSIT_SPEED = 1500.0  # screen units a second (the view is 4096 high: about 9 degrees a second): a gaze moving faster
+# is on its way somewhere (a saccade, smoothed): the zoom waits for it to land rather than steer towards where it passes
+BACK_S = 2.5  # a still gaze left of the crosshair backs out this long at most; then the zoom holds and puts back what
+# it backed out of (a person reading what they wrote, not deleting it)
+AWAY_STOP_S = 2.0  # a pointer away this long (off the view, or a gaze the tracker lost) stops writing; shorter pauses
+CONFIRM_S = 10.0  # an action that asked for a confirmation and did not get one in this long is dropped
+# where the confirmation target is (Dasher x from the right edge, y) and how big: right of the crosshair and above it,
+# away from the boxes of the letters most often aimed at and from the control box at the bottom
+CONFIRM_CENTRE = (900.0, 1100.0)
+CONFIRM_RADIUS = 560.0  # about 3.5 degrees across on a 24-inch screen at 60 cm
 
 
 def _clamp(value: float, bounds: tuple[float, float]) -> float:
@@ -118,12 +135,20 @@ class WritingController:
         self.turbo_factor = _clamp(config.turbo_factor, TURBO_RANGE)
         self.pause_outside = bool(config.pause_outside)
         self.rest_stop_seconds = _clamp(config.rest_stop_seconds, REST_STOP_RANGE)
-        self.rest = RestDetector(REST_RADIUS)
         self._runs: list[Mark] = []  # where each run of writing in this message started (for undo_run)
         self._seen_pointer = False  # the pointer was on the canvas since the last start
         self.stopped_because = ""  # why writing stopped by itself: "outside" or "rest" ("" otherwise)
         self.held = False  # a resting gaze holds the zoom (``rest_holds``) until it moves
-        self._rest_mark: tuple[Mark, float] | None = None  # where the writing stood when the pointer came to rest
+        self._rest_mark: tuple[Mark, float] | None = None  # where the writing stood when the gaze last steered
+        self._back_seconds = 0.0  # a still gaze has backed out this long
+        self._in_transit = False  # the gaze is moving fast (a saccade, smoothed)
+        self._away = 0.0  # seconds without a pointer
+        self._pressed_at = 0.0  # the last switch press (controller clock)
+        self._press_mark: tuple[Mark, float] | None = None  # where the writing stood half a time-out after it
+        self._undone: Frame | None = None  # what a switch mode's time-out took back, for the next frame to report
+        self.pending: ControlItem | None = None  # an action waiting for its confirmation (``confirm``, ``cancel``)
+        self._pending_since = 0.0
+        self._confirmed = False
         self.apply_preset(config.preset)
         self.set_control_mode(config.control_mode)
         self._bps = 0.0
@@ -152,9 +177,11 @@ class WritingController:
             self.set_reverse_speed(self.preset.reverse_speed)
             self.auto_speed_enabled = self.preset.auto_speed
             self.set_control_mode(self.preset.control_mode)
-        # ready again at once after it fires: a gaze user who stopped by a dwell starts again by dwelling on
-        self.dwell = DwellDetector(self.preset.dwell_radius * MAX_Y, self.preset.dwell_seconds, (ORIGIN_X, ORIGIN_Y),
-                                   rearm=True)
+        # fires once per visit: a gaze kept on the crosshair after starting does not stop again
+        self.dwell = DwellDetector(self.preset.dwell_radius * MAX_Y, self.preset.dwell_seconds, (ORIGIN_X, ORIGIN_Y))
+        self.rest = RestDetector(self.preset.rest_radius * MAX_Y, lambda x, y: (x_to_screen(x), y_to_screen(y)))
+        self.zoom.config.confirm = self.preset.confirm_actions
+        self.confirm_dwell = DwellDetector(CONFIRM_RADIUS, max(self.preset.dwell_seconds, 1.0), CONFIRM_CENTRE)
         self.auto_speed = AutoSpeedControl(max_bps=SPEED_RANGE[1])
         return self.preset
 
@@ -210,6 +237,7 @@ class WritingController:
         output = self.zoom.output
         self.zoom.finish_message()
         self._message_finished(output)
+        self._reset_rest()  # the view starts again: what was under the pointer is gone
 
     def _message_finished(self, output: str) -> None:
         self.finished_stats = self._message.stats(len(output))
@@ -275,10 +303,9 @@ class WritingController:
         frame = self.zoom.rewind(mark)
         if frame is None:
             return None
-        self._message.bits = bits  # the view goes back to where it was at the mark
+        self._message.bits = bits  # the writing goes back to where it was at the mark
         self._message.corrections += corrections
-        for _ in range(len(mark.text) - len(mark.root_text) + 2):  # one level of the rebuilt boxes per frame,
-            frame.add_commits(self.zoom.idle())  # where the model answers at once
+        frame.add_commits(self.zoom.idle())  # the view started again, drawn
         return frame
 
     # -- switch access --------------------------------------------------------------------
@@ -297,8 +324,12 @@ class WritingController:
 
     def press(self, button: int, t: float | None = None) -> None:
         """Switch ``button`` (0: the first, 1: the second) went down, at ``t`` on the controller's clock (default:
-        now, ``clock``). Ignored without a switch mode."""
-        if self.switch is not None:
+        now, ``clock``). Ignored without a switch mode. While an action waits for its confirmation, the first switch
+        (either, in a one-switch mode) confirms it and the second drops it."""
+        if self.switch is not None and self.pending is not None:
+            self.confirm() if button == 0 or self.switch.switches == 1 else self.cancel()
+        elif self.switch is not None:
+            self._pressed_at = self._clock
             self.switch.press(button, self._clock if t is None else t)
             self._follow_switch()
 
@@ -315,10 +346,15 @@ class WritingController:
         if self.switch.running and not self.running:
             self.start()
         elif not self.switch.running and self.running:
+            if self.switch.timed_out and self._press_mark is not None:  # nobody pressed for a while (or a switch
+                frame = self._go_back(*self._press_mark)  # stuck): what the mode wrote in the second half of that
+                if frame is not None:  # time is nobody's; it is taken back
+                    self._undone = frame
             self.stop(reason)
 
     # -- start and stop -----------------------------------------------------------------
     def start(self) -> None:
+        self.cancel()  # writing on instead of confirming
         if self.switch is not None and not self.switch.running:
             self.switch.start(self._clock)
         self.running = True
@@ -348,63 +384,144 @@ class WritingController:
         """One frame: ``pointer`` in Dasher coordinates, None when it left the view (or the gaze was lost). With a
         switch mode set, the mode steers and ``pointer`` is ignored."""
         self._clock += dt
+        if self.pending is not None:
+            return self._confirm_frame(pointer)
         if self.switch is not None:
             return self._switch_frame(dt)
         if pointer is not None and self.preset.dwell_start and self.dwell.update(pointer[0], pointer[1], self._clock):
+            if self.running and self.preset.rest_holds and self._rest_mark is not None:
+                frame = self._hold()  # what the zoom did while the gaze dwelt to stop is not the user's writing
+                self.stop()
+                return frame
             self.toggle()
-        if self.running and pointer is None and self._seen_pointer and self.pauses_outside:
-            self.stop("outside")  # it left the canvas (started with it elsewhere, e.g. from a button: wait for it)
+        self._away = 0.0 if pointer is not None else self._away + dt
+        if self.running and self._seen_pointer and self.pauses_outside and self._away >= AWAY_STOP_S:
+            self.stop("outside")  # it left the canvas for a while (started with it elsewhere, e.g. from a button: wait)
         if self.running and pointer is not None:
             self._seen_pointer = True
-            if pointer[0] >= ORIGIN_X or not EDGE <= pointer[1] <= MAX_Y - EDGE:
-                # backing out (which writes nothing), or held in the squashed band at an edge to reach a box still
-                # off the screen: a still pointer there is steering
-                self._reset_rest()
-            else:
-                resting = self.rest.update(pointer[0], pointer[1], dt)
-                if resting == 0.0:  # it moved on: a new spot, and what it writes from here is its own
-                    self.held = False
-                    if self.preset.rest_holds:
-                        self._rest_mark = (self.zoom.mark(), self._message.bits)
-                elif self.preset.rest_holds:
-                    if self.rest.slid > SLID_HOLD and not self.held:
-                        return self._hold()  # the picture streamed past a still gaze: its user reads or thinks
-                elif resting >= self.rest_stop_seconds > 0:
-                    self.stop("rest")  # the pointer has rested at one spot: nobody is steering
+            if not self.preset.rest_holds:
+                self._rest_rule(pointer, dt)
+            elif (held := self._gaze_rule(pointer, dt)) is not None:
+                return held
         if not self.running or pointer is None or self.held:
-            frame = self.zoom.idle()
+            frame = self.zoom.idle()  # stopped, paused (a blink, a glance off the view) or held
             self._bps *= 0.9
             return frame
         x, y = pointer
         if self.auto_speed_enabled and self.preset.auto_speed:
             self.speed_bps = self.auto_speed.update(self.speed_bps, ORIGIN_X - x, y - ORIGIN_Y, dt)
+        self.zoom.acting = not self.preset.rest_holds or not self._resting(0.5)  # never from a gaze half at rest
         frame = self.zoom.step(x, y, dt, self.effective_speed)
         self.rest.moved(frame.flow)
         return self._account(frame, dt)
+
+    def _rest_rule(self, pointer: tuple[float, float], dt: float) -> None:
+        """A pointer resting at one spot right of the crosshair for ``rest_stop_seconds`` stops: nobody steers. Not
+        while backing out (which writes nothing), nor in the squashed bands at the top and bottom, where a user
+        holds the pointer to reach a box still off the screen."""
+        if pointer[0] >= ORIGIN_X or not EDGE <= pointer[1] <= MAX_Y - EDGE:
+            self._reset_rest()
+        elif self.rest.update(pointer[0], pointer[1], dt) >= self.rest_stop_seconds > 0:
+            self.stop("rest")
+
+    def _gaze_rule(self, pointer: tuple[float, float], dt: float) -> Frame | None:
+        """A gaze's intent (presets with ``rest_holds``; the module docstring): the frame of a hold, or None.
+
+        A move beyond the preset's rest radius starts a stay at a new spot, and lets go of a hold. The mark, the
+        writing a hold goes back to, is taken where a fast move lands (``TRANSIT_SPEED``: a saccade; the zoom waits
+        while it lasts) and where a stay that was no rest in the making ends (a gaze that pursued its box): not where
+        the noise of a resting gaze breaks its stay. A stay that turns out to be a rest (``SLID_HOLD``) holds the
+        zoom and takes back what it wrote since the mark. Left of the crosshair a still gaze backs out for
+        ``BACK_S`` at most."""
+        x, y = pointer
+        steered = not self._resting(0.5)  # the stay so far was no rest in the making
+        moved = self.rest.update(x, y, dt) == 0.0
+        if moved:  # a new stay
+            self.held = False
+            self._back_seconds = 0.0
+        if self.rest.speed > TRANSIT_SPEED:
+            self._in_transit = True
+            return self.zoom.idle()
+        if self._in_transit or self._rest_mark is None or (moved and steered):  # what it writes from here is its own
+            self._in_transit = False
+            self._rest_mark = (self.zoom.mark(), self._message.bits)
+        if self.held:
+            return None
+        if x >= ORIGIN_X:
+            self._back_seconds += dt
+            return self._hold() if self._back_seconds > BACK_S else None
+        if self._resting(1.0):
+            return self._hold()
+        return None
+
+    def _resting(self, share: float) -> bool:
+        """The gaze's stay has gone ``share`` of the way to a rest that holds (see ``SLID_HOLD``)."""
+        rest = self.rest
+        return rest.seconds >= share * REST_MIN_S and (rest.slid > share * SLID_HOLD or rest.zoomed > share * ZOOM_HOLD)
 
     def _reset_rest(self) -> None:
         self.rest.reset()
         self.held = False
         self._rest_mark = None
+        self._back_seconds = 0.0
 
     def _hold(self) -> Frame:
-        """The gaze has rested: take back what the zoom wrote since it came to rest (with what that taught the
+        """The gaze has rested: take back what the zoom wrote since it last steered (with what that taught the
         model), put the view back where it was then, and hold it there until the gaze moves."""
         self.held = True
         self._bps = 0.0
+        self.rest.picture_restarted()
         frame = None
         if self._rest_mark is not None and self._rest_mark[0].text != self.zoom.text:
             frame = self._go_back(*self._rest_mark)
         return self.zoom.idle() if frame is None else frame
 
+    # -- confirmations ------------------------------------------------------------------------
+    def _ask(self, item: ControlItem) -> None:
+        """``item``'s action asks for a confirmation: writing stops, and a dwell on the confirmation target (entered
+        after it appeared), a click on it (``confirm``) or a switch press confirms it; ``CONFIRM_S`` without drops
+        it."""
+        self.stop("confirm")
+        self.pending = item
+        self._pending_since = self._clock
+        self.confirm_dwell.disarm()
+
+    def _confirm_frame(self, pointer: tuple[float, float] | None) -> Frame:
+        """A frame while an action waits: it is done in this frame once confirmed (writing stays stopped)."""
+        item = self.pending
+        assert item is not None
+        if pointer is not None and self.confirm_dwell.update(pointer[0], pointer[1], self._clock):
+            self._confirmed = True
+        if self._confirmed:
+            self.pending, self._confirmed = None, False
+            return self._account(self.zoom.perform(item), 0.0)
+        if self._clock - self._pending_since >= CONFIRM_S:
+            self.cancel()
+        return self.zoom.idle()
+
+    def confirm(self) -> None:
+        """Confirm the action that waits (a click on the target, a switch press): the next frame does it."""
+        self._confirmed = self.pending is not None
+
+    def cancel(self) -> None:
+        """Drop the action waiting for its confirmation."""
+        self.pending, self._confirmed = None, False
+
+    def on_confirm_target(self, pointer: tuple[float, float] | None) -> bool:
+        """``pointer`` (Dasher coordinates) is on the confirmation target."""
+        return pointer is not None and math.dist(pointer, CONFIRM_CENTRE) <= CONFIRM_RADIUS
+
     def _switch_frame(self, dt: float) -> Frame:
         """A frame steered by the switch mode: its shift and scheduled zoom, then its pointer."""
         assert self.switch is not None
+        if self._clock - self._pressed_at <= self.switch.config.idle_stop_s / 2:
+            self._press_mark = (self.zoom.mark(), self._message.bits)  # writing a press steered
         steer = self.switch.update(self._clock, self.effective_speed)
         self._follow_switch("switch")
         if not self.running:
             self._bps *= 0.9
-            return self.zoom.idle()
+            undone, self._undone = self._undone, None
+            return self.zoom.idle() if undone is None else undone
         if steer.offset:
             self.zoom.offset(steer.offset)
         if steer.zoom_to is not None:
@@ -417,7 +534,10 @@ class WritingController:
         return self._account(self.zoom.step(x, y, dt, speed), dt)
 
     def _account(self, frame: Frame, dt: float) -> Frame:
-        """A writing frame's consequences: a finished message, the control box's Stop, the figures."""
+        """A writing frame's consequences: a confirmation asked for, a finished message, the control box's Stop, the
+        figures."""
+        if frame.confirm is not None:
+            self._ask(frame.confirm)
         if frame.finished is not None:  # New message in the control box (the zoom has started the next one)
             self._message_finished(frame.finished)
         if frame.action == Action.STOP:

@@ -41,6 +41,7 @@ X_LINEAR = 0.5 * MAX_Y  # x is linear up to here (the crosshair), logarithmic be
 X_LOG = 0.2 * MAX_Y  # the logarithm's scale beyond X_LINEAR (Dasher's 1/m_dXlogCoeff, "1/0.2")
 X_FILL = 0.9  # the full square takes this share of the canvas width (Dasher's x scale factor 0.9)
 MAX_X_STRETCH = 4.0  # x is drawn at most this many times larger than y (Dasher limits the aspect by 4 too)
+CATCH_MARGIN = 0.08  # a gaze this near the view (a share of its height: about 2 degrees) is taken onto its edge
 
 
 def y_to_screen(y: float) -> float:
@@ -114,6 +115,15 @@ class Viewport:
     def to_dasher(self, sx: float, sy: float) -> tuple[float, float]:
         u = sx if self.mirrored else self.width - sx
         return screen_to_x(u / self.x_scale), screen_to_y(sy / self.scale)
+
+    def catch(self, sx: float, sy: float, margin: float = CATCH_MARGIN) -> tuple[float, float] | None:
+        """The Dasher point of pixel (``sx``, ``sy``), taken onto the view's edge where it lies outside the view by
+        less than ``margin`` of its height (a tracker's error at an edge must neither stop nor start the writing);
+        None further out."""
+        reach = margin * self.height
+        if not (-reach <= sx <= self.width + reach and -reach <= sy <= self.height + reach):
+            return None
+        return self.to_dasher(min(max(sx, 0.0), self.width), min(max(sy, 0.0), self.height))
 
     @property
     def crosshair(self) -> tuple[float, float]:

@@ -57,6 +57,7 @@ import numpy as np
 
 from dasher_rnn.lm.protocol import DASHER_TOTAL
 from dasher_rnn.zoom.control import (
+    CONFIRMED,
     CONTROL_BOX,
     CONTROL_ITEMS,
     CONTROL_SHARE,
@@ -123,6 +124,8 @@ class Frame:
     # to the text); the front end carries out the rest (stop, speak, copy)
     finished: str | None = None  # a message was finished in this frame (the control box's New message): its output
     phrase: str | None = None  # a quick phrase was written in this frame (the control box's Phrases): its text
+    confirm: ControlItem | None = None  # an action that asks for a confirmation (``ZoomSettings.confirm``) was
+    # reached: nothing was done, and the view started again from the text; ``ZoomModel.perform`` does it once confirmed
     flow: tuple[float, float] | None = (1.0, 0.0)  # how the picture moved: what was at Dasher (x, y) is now at
     # (a * x, a * y + b) for flow (a, b); None where it started again (an action) rather than moved
 
@@ -182,6 +185,7 @@ class ZoomSettings:
     expand_size: float = 48.0  # boxes at least this high get their children (and ask the model)
     keep_ancestors: int = 1000  # boxes kept above the root for reversing; beyond, rebuilt from the text
     control: bool = False  # control mode: a control box after the letters of every box
+    confirm: bool = False  # control mode's actions that reach others or lose text (``CONFIRMED``) ask first
 
 
 class ZoomModel:
@@ -208,6 +212,7 @@ class ZoomModel:
         self._held_action: Box | None = None  # the action box a dropped zoom left the crosshair in (not acted on)
         self._fitting: Box | None = None  # the box started smaller than the view, to be sized when the model answers
         self._fit_height = MAX_Y  # its height now
+        self.acting = True  # an action box the crosshair enters acts (the controller says no while a gaze rests)
         self.reset(context)
 
     @staticmethod
@@ -269,11 +274,12 @@ class ZoomModel:
         self.root_lo, self.root_hi = 0.0, MAX_Y
         self.root_text = context  # the text up to and including the root's symbol
         self.text = context  # the text up to the output box: context + what is output now
-        self._output_box = self.root
+        self._output_box: Box | None = self.root  # None: the text runs past the known boxes
         self._committed = len(context)
         self._schedule = None
         self._held_action = self._fitting = None
         self._dropped_zoom = False
+        self._pinned = False  # the text stays as a rewind left it until the view moves
 
     def _new_root(self, context: str) -> Box:
         """A box for the model's context after ``context`` (a message start or a rebuilt parent)."""
@@ -302,9 +308,11 @@ class ZoomModel:
 
     def rewind(self, mark: Mark) -> Frame | None:
         """Go back to ``mark`` (taken in this message): the source unlearns what was committed since (exactly,
-        through ``uncommit``), relearns what was backed out of since, and the view is rebuilt where it was, so the
-        output is the marked text again once the model has answered. The frame says what that uncommitted and
-        committed, for a front end that mirrors the commits. None (nothing done) for a mark from another message."""
+        through ``uncommit``), relearns what was backed out of since, and the view is rebuilt where it was. The text is
+        the marked text again, exactly, and stays so until the view moves: the rebuilt boxes are laid out by a model
+        that may have learned meanwhile (what was written before the mark), so the marked view need not show the
+        marked text at the crosshair. The frame says what that uncommitted and committed, for a front end that mirrors
+        the commits. None (nothing done) for a mark from another message."""
         if mark.context != self.context:
             return None
         frame = Frame()
@@ -324,9 +332,16 @@ class ZoomModel:
         flush = getattr(self.source, "flush", None)
         if flush is not None:
             flush()  # the rebuilt boxes are laid out by the model as it was at the mark, not as it is rolling back
+        shown = self.text
         # drop the boxes of the view now, and rebuild the one the mark was taken in
         self._rebuild(mark.root_text, mark.root_lo, mark.root_hi)
-        self.text = mark.text  # the next step finds the output box from the view
+        self.text = mark.text
+        self._pinned = True
+        common = 0
+        while common < min(len(shown), len(mark.text)) and shown[common] == mark.text[common]:
+            common += 1
+        frame.deleted, frame.typed = len(shown) - common, mark.text[common:]
+        frame.flow = None  # the picture started again
         rebuilt = Frame()  # the rebuilt root is a letter box even where the mark's was the control box
         self._sync_commits(rebuilt)
         frame.add_commits(rebuilt)
@@ -348,6 +363,7 @@ class ZoomModel:
         self._schedule = None  # the view starts again: a zoom under way is over
         self._held_action = self._fitting = None
         self._dropped_zoom = False
+        self._pinned = False
 
     def _reroot(self, text: str, frame: Frame) -> None:
         """Start the view again from ``text`` (a prefix of the text, or the text itself): the box of ``text``'s last
@@ -401,6 +417,14 @@ class ZoomModel:
             frame.deleted += cut
             text = text[: len(text) - cut]
         self._reroot(text, frame)
+
+    def perform(self, item: ControlItem) -> Frame:
+        """Do ``item``'s action now (one that asked for a confirmation, ``Frame.confirm``, and got it), as entering
+        its box would have; the frame says what it did."""
+        frame = Frame()
+        self._act(item, frame)
+        frame.boxes = self._walk()
+        return frame
 
     def write_phrase(self, phrase: str) -> Frame:
         """Write the quick phrase ``phrase`` into the message now, as its box in the control box does (a phrase
@@ -482,6 +506,15 @@ class ZoomModel:
             self._expanded.add(box)
         return child
 
+    def _path_to(self, box: Box) -> list[str]:
+        """The characters from below the root down to the letter box ``box``."""
+        path = []
+        while box is not self.root:
+            path.append(self.alphabet.symbols[box.symbol])
+            assert box.parent is not None  # below the root: it has one
+            box = box.parent
+        return path[::-1]
+
     # -- scheduled zooms and shifts (switch access) --------------------------------------------------------
     def schedule_zoom(self, y1: float, y2: float, seconds: float) -> None:
         """Zoom so that the range ``y1``..``y2`` of the view now comes to fill the view, over the next ``seconds``
@@ -534,10 +567,19 @@ class ZoomModel:
                 scale = (self.root_hi - self.root_lo) / (moved[1] - moved[0])
                 frame.flow = (scale, self.root_lo - scale * moved[0])
         self.bits_total += frame.bits
+        if self._pinned and frame.bits:  # the view moves on from a rewind: the text follows it again, from the text
+            self._pinned = False  # as it is (where the model, having learned since, shows another at the crosshair)
+            found = self._crosshair()
+            if found is not None and found[1] != self.text:
+                frame.flow = None
+                self._reroot(self.text, frame)
+                frame.boxes = self._walk()
+                return frame
         self._move_root()
         self._sync_commits(frame)
         frame.boxes = self._walk()
-        self._update_output(frame)
+        if not self._pinned:
+            self._update_output(frame)
         return frame
 
     def idle(self) -> Frame:
@@ -611,8 +653,8 @@ class ZoomModel:
 
     def _move_root(self) -> None:
         while True:  # down: a child covers the whole view
-            if self.root.action is not None:
-                break
+            if self.root.action is not None or self._unknown(self.root):
+                break  # an action's box has no children; an unknown layout's are placeholders: wait for the model
             sym, y1, y2 = self._child_at_crosshair(self.root, self.root_lo, self.root_hi)
             if not (y1 <= 0 and y2 >= MAX_Y) or self.root.item is not None:  # an action happens, never becomes root
                 break
@@ -727,10 +769,22 @@ class ZoomModel:
             stack.extend(b.children.values())
             b.children = {}
 
-    def _update_output(self, frame: Frame) -> None:
-        """The text is the path to the deepest box containing the crosshair that reaches past it."""
+    @staticmethod
+    def _unknown(box: Box) -> bool:
+        """A letter box the model has not answered for yet: its children are laid out as placeholders."""
+        return box.item is None and box.cum is None
+
+    def _crosshair(self) -> tuple[Box, str] | None:
+        """The deepest box containing the crosshair that reaches past it, and the text up to it (a control box adds no
+        character). None where that path runs into a box the model has not answered for while the text goes on
+        from there: the text waits for the model (a placeholder's character never enters it)."""
         box, y1, y2 = self.root, self.root_lo, self.root_hi
         while box.action is None:
+            if self._unknown(box):
+                text = self.root_text + "".join(self._path_to(box))
+                if self.text.startswith(text) and len(self.text) > len(text):
+                    return None
+                break
             sym, c1, c2 = self._child_at_crosshair(box, y1, y2)
             if c2 - c1 <= ORIGIN_X:
                 break
@@ -739,15 +793,21 @@ class ZoomModel:
         while not letter.is_letter and letter is not self.root:  # control boxes add no character
             assert letter.parent is not None  # below the root: it has one
             letter = letter.parent
-        path = []
-        b = letter
-        while b is not self.root:
-            path.append(self.alphabet.symbols[b.symbol])
-            assert b.parent is not None  # below the root: it has one
-            b = b.parent
+        return box, self.root_text + "".join(self._path_to(letter))
+
+    def _update_output(self, frame: Frame) -> None:
+        """The text is the path to the deepest box containing the crosshair that reaches past it (``_crosshair``)."""
+        found = self._crosshair()
+        if found is None:
+            self._output_box = None  # the text goes on past the view's known boxes: nothing changes yet
+            return
+        box, text = found
+        letter = box
+        while not letter.is_letter and letter is not self.root:
+            assert letter.parent is not None
+            letter = letter.parent
         # the box of the last character output (the one above the root when the root is a control box)
         self._output_box = letter if letter.is_letter or letter.parent is None else letter.parent
-        text = self.root_text + "".join(reversed(path))
         common = 0
         limit = min(len(text), len(self.text))
         while common < limit and text[common] == self.text[common]:
@@ -762,6 +822,12 @@ class ZoomModel:
             self._held_action = None
         # an action acts when the crosshair enters its box as the user steers, or where a scheduled zoom ends: not
         # in boxes that a zoom under way (a switch user's selection) passes through
-        if box.item is not None and box.action is not None and self._schedule is None and self._held_action is None:
-            self._act(box.item, frame)
+        if (box.item is not None and box.action is not None and self._schedule is None and self._held_action is None
+                and self.acting):
+            if self.config.confirm and box.action in CONFIRMED:
+                frame.confirm = box.item
+                frame.flow = None
+                self._reroot(self.text, frame)  # nothing done: the view starts again from the text
+            else:
+                self._act(box.item, frame)
             frame.boxes = self._walk()  # the view as it starts again

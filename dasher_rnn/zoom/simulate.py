@@ -291,6 +291,12 @@ def write_phrases(zoom_of: Callable[[], ZoomModel], phrases: list[str], move: Mo
 
 
 def wait_for_answers(zoom: ZoomModel, timeout: float = 5.0) -> None:
+    """Wait until what was learned has reached the predictor and the model has answered every request: a run in
+    lockstep is the same on any machine (with learning in the background, the boxes would be laid out by old or new
+    weights as this machine's speed has it)."""
+    flush = getattr(zoom.source, "flush", None)
+    if flush is not None:
+        flush()
     deadline = time.perf_counter() + timeout
     while zoom.answers_pending > 0:
         if time.perf_counter() > deadline:

@@ -49,7 +49,7 @@ from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_Y
 from dasher_rnn.zoom.model import Frame
-from dasher_rnn.zoom.simulate import SimulationResult, target_range, write_phrases
+from dasher_rnn.zoom.simulate import SimulationResult, target_range, wait_for_answers, write_phrases
 
 INSIDE = 0.35  # two-button: no press while the crosshair would be within this much of the target's height of its centre
 SHIFT_AT = 0.85  # two-button: press when the target would be this share of a shift away
@@ -66,6 +66,7 @@ class SwitchUserConfig:
     hold_s: float = 0.12  # how long a press is held, on average
     hold_sd: float = 0.03
     double_gap_s: float = 0.25  # between the two presses of a double press, on average (with reaction_sd)
+    pause_s: float = 0.0  # after each phrase the person stops pressing this long (interrupted, thinking), writing on
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -73,6 +74,8 @@ class SwitchUserConfig:
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0.0 <= value <= 10.0:
                 raise ValueError(f"{name} must be from 0 to 10 seconds, not {value!r}")
+        if not isinstance(self.pause_s, int | float) or not 0.0 <= self.pause_s <= 3600.0:
+            raise ValueError(f"pause_s must be from 0 to 3600 seconds, not {self.pause_s!r}")
 
 
 @dataclass(order=True)
@@ -100,6 +103,8 @@ class SwitchUser:
         self.mistimed = 0
         self._backing_out = False  # a dynamic user set out to reverse and has not gone on yet
         self._last_single: dict[int, float] = {}  # when each switch last landed a press that acted (while running)
+        self.paused_changed = 0  # characters of the message that pauses changed (they should change none)
+        self.paused_actions: list[Action] = []  # control actions that happened during pauses
 
     # -- timing ---------------------------------------------------------------------------------------------------
     def _draw(self, mean: float, sd: float, least: float) -> float:
@@ -260,9 +265,26 @@ class SwitchUser:
         late = t - (turn + scan / 2 - c.reaction_s)
         return 0.0 <= late < scan / 2
 
+    def pause(self, seconds: float, fps: float, lockstep: bool) -> None:
+        """The person presses nothing for ``seconds`` (the writing not stopped first): what changes is counted."""
+        before = self.controller.text
+        dt = 1.0 / fps
+        for _ in range(round(seconds * fps)):
+            if lockstep:
+                wait_for_answers(self.controller.zoom)
+            frame = self.controller.frame(None, dt)
+            if frame.action is not None:
+                self.paused_actions.append(frame.action)
+        after = self.controller.text
+        common = 0
+        while common < min(len(before), len(after)) and before[common] == after[common]:
+            common += 1
+        self.paused_changed += len(before) - common + len(after) - common
+
     def figures(self) -> dict:
         return {"mode": self.mode.name, "presses": self.presses, "corrections": self.corrections,
-                "mistimed": self.mistimed}
+                "mistimed": self.mistimed, "paused_changed": self.paused_changed,
+                "paused_actions": [a.value for a in self.paused_actions]}
 
 
 def simulate_switch(controller: WritingController, phrases: list[str], fps: float = 30.0, max_seconds: float = 600.0,
@@ -282,6 +304,8 @@ def simulate_switch(controller: WritingController, phrases: list[str], fps: floa
 
     def finish() -> None:
         person.finish()
+        if person.config.pause_s:
+            person.pause(person.config.pause_s, fps, lockstep)
         controller.new_message()
 
     result = write_phrases(lambda: controller.zoom, phrases, move, finish, fps, max_seconds, lockstep, render,

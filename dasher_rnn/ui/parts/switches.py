@@ -11,13 +11,15 @@ source's presses to the controller and shows the mode's boxes and markers on the
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 from dasher_rnn.input.gaze import GazeSourceError
 from dasher_rnn.input.switch import SwitchMode, switch_mode
-from dasher_rnn.input.switches import JoystickSwitches, UDPSwitches, open_switch_source
+from dasher_rnn.input.switches import JoystickSwitches, KeyRepeat, UDPSwitches, open_switch_source
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.zoom.controller import WritingController
@@ -34,6 +36,7 @@ class SwitchPart(QObject):
         self.controller, self.view = controller, view
         self.mode: SwitchMode | None = None
         self.source: JoystickSwitches | UDPSwitches | None = None
+        self.repeat = KeyRepeat()  # the keys' repeats, told by their timing
 
     def start(self, name: str, prefs: Preferences) -> str:
         """Write with the switch mode ``name`` from now on; what to tell the user (the source that could not start,
@@ -67,9 +70,11 @@ class SwitchPart(QObject):
         """Before a frame: the source's presses to the controller, the mode's view to the canvas."""
         if self.mode is None:
             return
+        events = self.repeat.due(time.monotonic())
         if self.source is not None:
-            for event in self.source.events():
-                (self.controller.press if event.down else self.controller.release)(event.switch)
+            events += self.source.events()
+        for event in events:
+            (self.controller.press if event.down else self.controller.release)(event.switch)
         shown = self.mode.view()
         self.view.switch = shown
         if self.controller.running:
@@ -84,12 +89,17 @@ class SwitchPart(QObject):
                 return False
             if kind == QEvent.Type.ShortcutOverride:
                 event.accept()  # a key press for this filter, not the Start action's shortcut
-            elif not event.isAutoRepeat():
-                self._switch(switch, kind == QEvent.Type.KeyPress)
+            elif not event.isAutoRepeat():  # and where the server does not flag a repeat, its timing tells
+                now = time.monotonic()
+                pressed = kind == QEvent.Type.KeyPress
+                for e in (self.repeat.press if pressed else self.repeat.release)(switch, now):
+                    self._switch(e.switch, e.down)
             return True
         if kind in _MOUSE_EVENTS and obj is self.view and isinstance(event, QMouseEvent):
             switch = SWITCH_BUTTONS.get(event.button())
             if switch is not None:
+                for e in self.repeat.flush():  # a key's release held back comes first
+                    self._switch(e.switch, e.down)
                 self._switch(switch, kind != QEvent.Type.MouseButtonRelease)
                 return True
         return False

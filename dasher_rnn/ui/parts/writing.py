@@ -14,18 +14,21 @@ from PySide6.QtCore import QElapsedTimer, QObject, QSignalBlocker, Qt, QTimer, S
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QWidget
 
+from dasher_rnn.ui.paint import ConfirmTarget
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.widgets import make_action, wrap_tip
-from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
+from dasher_rnn.zoom.control import Action
+from dasher_rnn.zoom.controller import CONFIRM_CENTRE, CONFIRM_RADIUS, CONFIRM_S, SPEED_RANGE, WritingController
 from dasher_rnn.zoom.model import Frame
 
 DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
 STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them every frame is wasted work
 STOP_REASONS = {"outside": "Paused (the pointer left the canvas)", "rest": "Stopped (the pointer rested)",
-                "control": "Stopped (the control box)", "switch": "Stopped (no press for a while)"}
+                "control": "Stopped (the control box)", "switch": "Stopped (no press for a while)",
+                "confirm": "Stopped to ask first"}
 
 HELD_HINT = "Held while your gaze rests: look at the box you want to go on (rest on the crosshair to stop)"
 
@@ -49,6 +52,7 @@ class WritingPart(QObject):
         self.controller, self.view, self.keeper, self.notices, self.pointer = controller, view, keeper, notices, pointer
         self.frames = 0
         self._running_shown: bool | None = None
+        self._asking_shown = False  # the hint asks for a confirmation
         self._held_shown = False
         self._since_status = STATUS_SECONDS
         self.start_action = make_action(host, "Start", self.toggle_running, "Space", "Start or stop writing (Space)")
@@ -153,9 +157,13 @@ class WritingPart(QObject):
         self.controller.turbo = self.turbo_action.isChecked() or shift
         frame = self.controller.frame(pointer, dt)
         self.framed.emit(frame)
+        confirm = self._confirm_target()
+        asking = confirm is not None
+        self.view.confirm = confirm
         self.view.set_frame(frame, self.controller.dwell.progress)
         self.frames += 1
-        if (self.controller.running, self.controller.held) != (self._running_shown, self._held_shown):
+        if (self.controller.running, self.controller.held, asking) != (self._running_shown, self._held_shown,
+                                                                        self._asking_shown):
             self.show_running()
         if self.controller.running:  # while running there is always the run itself to take back
             self.undo_action.setEnabled(True)
@@ -169,13 +177,16 @@ class WritingPart(QObject):
         """Start or Stop, Undo writing, and the hint on the canvas, as the controller is now."""
         was_running = self._running_shown
         running = self._running_shown = self.controller.running
+        self._asking_shown = self.controller.pending is not None
         self._held_shown = self.controller.held
         if was_running and not running:
             self.stopped.emit()
         self.start_action.setText("Stop" if running else "Start")
         self.undo_action.setEnabled(running or self.controller.can_undo)
         why = STOP_REASONS.get(self.controller.stopped_because, "Stopped")
-        if running:
+        if self.controller.pending is not None:
+            self.view.hint = f"{why}: confirm in the green circle, or it is let go in {CONFIRM_S:.0f} s"
+        elif running:
             self.view.hint = HELD_HINT if self.controller.held else ""
         elif self.controller.switch is not None:
             self.view.hint = f"{why}: press a switch to start"
@@ -193,8 +204,27 @@ class WritingPart(QObject):
         self.controller.stop()
         self.show_running()
 
+    def _confirm_target(self) -> ConfirmTarget | None:
+        """What the view shows while an action waits for its confirmation."""
+        item = self.controller.pending
+        if item is None:
+            return None
+        what = f"Write “{item.text}”?" if item.action == Action.PHRASE else f"{item.label}?"
+        if self.controller.switch is not None:
+            how = "Press the first switch to confirm"
+        elif self.controller.preset.dwell_start:
+            how = "Look here to confirm"
+        else:
+            how = "Click here to confirm"
+        return ConfirmTarget(*CONFIRM_CENTRE, CONFIRM_RADIUS, what, how, self.controller.confirm_dwell.progress)
+
     def _on_view_clicked(self) -> None:
         self.view.setFocus()
+        if self.controller.pending is not None:  # a click on the target confirms, elsewhere lets the action go
+            pointer = self.view.pointer_screen
+            at = self.view.viewport().to_dasher(*pointer) if pointer is not None else None
+            self.controller.confirm() if self.controller.on_confirm_target(at) else self.controller.cancel()
+            return
         if self.controller.preset.start_on_click:
             self.toggle_running()
 
