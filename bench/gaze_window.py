@@ -99,8 +99,7 @@ def run(args: argparse.Namespace, home: Path) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     store = SettingsStore(home / "settings.json")
-    prefs = store.load().updated(input="gaze-udp", gaze_port=free_port(), preset="eye-tracker", tutorial_done=True,
-                                 full_screen=False)
+    prefs = store.load().updated(input="gaze-udp", gaze_port=free_port(), preset="eye-tracker", tutorial_done=True)
     writer = build_writer(WriterConfig(model=args.model, profile="default", profiles_dir=home / "profiles"))
     window = MainWindow(WritingController(WriterSource(writer), prefs.controller_config()), store, prefs,
                         journal=Journal(home / "journal.json"))
