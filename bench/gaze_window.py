@@ -99,7 +99,11 @@ def run(args: argparse.Namespace, home: Path) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     store = SettingsStore(home / "settings.json")
-    prefs = store.load().updated(input="gaze-udp", gaze_port=free_port(), preset="eye-tracker", tutorial_done=True)
+    from dasher_rnn.input.presets import preset
+
+    gaze = preset("eye-tracker")  # its speeds too (a new config's --input does not bring them yet: issue 46)
+    prefs = store.load().updated(input="gaze-udp", gaze_port=free_port(), preset=gaze.name, tutorial_done=True,
+                                 speed_bps=gaze.speed_bps, auto_speed=gaze.auto_speed, control_mode=gaze.control_mode)
     writer = build_writer(WriterConfig(model=args.model, profile="default", profiles_dir=home / "profiles"))
     window = MainWindow(WritingController(WriterSource(writer), prefs.controller_config()), store, prefs,
                         journal=Journal(home / "journal.json"))
@@ -167,7 +171,7 @@ def run(args: argparse.Namespace, home: Path) -> int:
               "written": state["phase"] != "failed", "seconds_to_write": state["written_s"],
               "before_rest": state["before"], "after_rest": after,
               "unchanged": state["before"] == after and state["phase"] == "done",
-              "datagrams": window.input.gaze.received if window.input.gaze is not None else 0}
+              "speed_bps": window.controller.speed_bps}
     window.close()
     print(json.dumps(result, indent=1))
     return 0 if result["unchanged"] else 1
