@@ -5,18 +5,18 @@ start and stop (click, key or dwell at the crosshair), speed with turbo and auto
 and the figures the status bar shows. The Qt window only feeds it pointer positions and draws what
 it returns; the API and tests drive it the same way.
 
-Nothing is written without intent: the pointer leaving the canvas pauses (Dasher's "pause outside
-canvas", on by default for every preset; the gaze presets always pause, a lost gaze included); a
-pointer resting at one spot right of the crosshair for ``rest_stop_seconds`` stops (not while backing
-out, which writes nothing, nor in the squashed bands at the top and bottom, where a user holds the
-pointer to reach a box still off the screen). A gaze (presets with ``rest_holds``) is different: it is still
-while its user waits for a box to grow, and pursues the box as the zoom brings it, so a gaze rests when the picture
-streams past it (``SLID_HOLD``, ``input/rest.py``). Then the zoom holds: what it wrote since the gaze came to
-rest is taken back (with what it taught the model), the view goes back to where it was then, and it waits there
-until the gaze moves on; so a still gaze never writes, and stopping is by intent (the dwell at the crosshair, the
-control box's Stop). Automatic speed rises only while the
-pointer is steering (see ``input/auto_speed.py``); and ``undo_run`` takes back the last run of
-writing, since the last start, with what it taught the model.
+Nothing is written without intent: the pointer leaving the canvas pauses (Dasher's "pause outside canvas"; a
+blink or a glance at the text is a pause) and stops after ``AWAY_STOP_S`` (on by default for every preset; the gaze
+presets always); a pointer resting at one spot right of the crosshair for ``rest_stop_seconds`` stops (not while
+backing out, which writes nothing, nor in the squashed bands at the top and bottom, where a user holds the pointer to
+reach a box still off the screen). A gaze (presets with ``rest_holds``) is different: it is still while its user waits
+for a box to grow, and pursues the box as the zoom brings it, so a gaze rests when it stays at one spot while the
+picture streams past it (``_gaze_rule``, docs/ARCHITECTURE.md "A still eye never writes"). Then the zoom holds: what
+it wrote since the gaze landed there is taken back (with what it taught the model) and it waits until the gaze moves
+on; stopping is by intent (the dwell at the crosshair, which takes back what the zoom did while the gaze dwelt, the
+control box's Stop). In the presets with ``confirm_actions`` the control box's actions ask first (``pending``,
+``confirm``). Automatic speed rises only while the pointer is steering (see ``input/auto_speed.py``); and
+``undo_run`` takes back the last run of writing, since the last start, with what it taught the model.
 
 Control mode (``control_mode``; on by default for the eye-tracker and head-mouse presets) puts Dasher's
 control box after the letters (``zoom/control.py``). The zoom makes an action's text edits itself; the

@@ -44,7 +44,14 @@ from dasher_rnn.zoom.geometry import (
     y_to_screen,
 )
 from dasher_rnn.zoom.model import Frame
-from dasher_rnn.zoom.simulate import REVERSE_X, SimulationResult, target_way, wait_for_answers, write_phrases
+from dasher_rnn.zoom.simulate import (
+    REVERSE_X,
+    SimulationResult,
+    difference,
+    target_way,
+    wait_for_answers,
+    write_phrases,
+)
 
 CORRECT_S = 2.5  # a dwell that has not started the writing in this long: the person looks beside the crosshair
 HOLD_GLANCE = 500.0  # Dasher units: how far aside the eyes glance when the zoom holds (the window says to move them)
@@ -268,14 +275,6 @@ class Rest:
         self.holds += other.holds
 
 
-def _difference(before: str, after: str) -> tuple[int, int]:
-    """(characters that differ, characters added) between two states of a message."""
-    common = 0
-    while common < min(len(before), len(after)) and before[common] == after[common]:
-        common += 1
-    return len(before) - common + len(after) - common, len(after) - common
-
-
 def rest(controller: WritingController, person: GazeUser, seconds: float, fps: float = 30.0,
          spots: list[tuple[float, float]] | None = None, lockstep: bool = True) -> Rest:
     """The person stops writing for ``seconds`` without stopping the controller: the eyes stay where they were, or
@@ -300,8 +299,8 @@ def rest(controller: WritingController, person: GazeUser, seconds: float, fps: f
         if controller.held and not held:
             report.holds += 1
         held = controller.held
-        report.most_changed = max(report.most_changed, _difference(before, controller.text)[0])
+        report.most_changed = max(report.most_changed, difference(before, controller.text)[0])
     if lockstep:
         wait_for_answers(controller.zoom)
-    report.changed, report.added = _difference(before, controller.text)
+    report.changed, report.added = difference(before, controller.text)
     return report

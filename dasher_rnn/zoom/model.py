@@ -50,6 +50,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import os
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -337,9 +338,7 @@ class ZoomModel:
         self._rebuild(mark.root_text, mark.root_lo, mark.root_hi)
         self.text = mark.text
         self._pinned = True
-        common = 0
-        while common < min(len(shown), len(mark.text)) and shown[common] == mark.text[common]:
-            common += 1
+        common = len(os.path.commonprefix([shown, mark.text]))
         frame.deleted, frame.typed = len(shown) - common, mark.text[common:]
         frame.flow = None  # the picture started again
         rebuilt = Frame()  # the rebuilt root is a letter box even where the mark's was the control box

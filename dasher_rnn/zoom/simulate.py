@@ -18,6 +18,7 @@ to the action's box are its cost, reported per action (``control`` in the summar
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -288,6 +289,12 @@ def write_phrases(zoom_of: Callable[[], ZoomModel], phrases: list[str], move: Mo
         if progress is not None:
             progress(1)
     return result
+
+
+def difference(before: str, after: str) -> tuple[int, int]:
+    """(characters that differ, characters added) between two states of a message: what a rest or a pause did."""
+    common = len(os.path.commonprefix([before, after]))
+    return len(before) - common + len(after) - common, len(after) - common
 
 
 def wait_for_answers(zoom: ZoomModel, timeout: float = 5.0) -> None:

@@ -49,7 +49,7 @@ from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_Y
 from dasher_rnn.zoom.model import Frame
-from dasher_rnn.zoom.simulate import SimulationResult, target_range, wait_for_answers, write_phrases
+from dasher_rnn.zoom.simulate import SimulationResult, difference, target_range, wait_for_answers, write_phrases
 
 INSIDE = 0.35  # two-button: no press while the crosshair would be within this much of the target's height of its centre
 SHIFT_AT = 0.85  # two-button: press when the target would be this share of a shift away
@@ -275,11 +275,7 @@ class SwitchUser:
             frame = self.controller.frame(None, dt)
             if frame.action is not None:
                 self.paused_actions.append(frame.action)
-        after = self.controller.text
-        common = 0
-        while common < min(len(before), len(after)) and before[common] == after[common]:
-            common += 1
-        self.paused_changed += len(before) - common + len(after) - common
+        self.paused_changed += difference(before, self.controller.text)[0]
 
     def figures(self) -> dict:
         return {"mode": self.mode.name, "presses": self.presses, "corrections": self.corrections,
