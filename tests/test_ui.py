@@ -228,6 +228,26 @@ def test_gaze_datagrams_move_the_pointer(qtbot, settings_path):
     assert window.input.gaze is None and window.keeper.prefs.input == "mouse"
 
 
+def test_a_gaze_just_off_the_canvas_is_on_its_edge_and_further_out_is_away(qtbot, settings_path):
+    """A tracker's error at the canvas's edge neither stops nor starts the writing (the gaze-trust issue)."""
+    window = open_window(qtbot, input="gaze-udp", gaze_port=0)
+    view = window.view
+    geometry = (view.screen() or QGuiApplication.primaryScreen()).geometry()
+    for dy, inside in ((-0.03, True), (-0.5, False)):  # a little above the canvas's top edge, then far above
+        at = view.mapToGlobal(QPoint(view.width() // 2, round(dy * view.height())))
+        received = window.input.gaze.received
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            for i in range(60):  # a second of samples: the smoothing settles there
+                sample = {"x": (at.x() - geometry.x()) / geometry.width(),
+                          "y": (at.y() - geometry.y()) / geometry.height(), "t": 100.0 * (dy < -0.1) + i / 60}
+                sock.sendto(json.dumps(sample).encode(), ("127.0.0.1", window.input.gaze.port))
+        qtbot.waitUntil(lambda wanted=received + 60: window.input.gaze.received >= wanted, timeout=5000)
+        pointer, caught = window.input.pointer_screen()
+        assert caught is inside
+        if inside:
+            assert pointer[1] == 0.0  # on the top edge
+
+
 def test_bad_gaze_datagrams_reach_the_status_bar_and_gaze_goes_on(qtbot, settings_path):
     """Issue 21: a 401-digit integer killed the receiver; the app stayed paused and showed nothing."""
     window = open_window(qtbot, input="gaze-udp", gaze_port=0)

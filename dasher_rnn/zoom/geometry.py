@@ -120,10 +120,15 @@ class Viewport:
         """The Dasher point of pixel (``sx``, ``sy``), taken onto the view's edge where it lies outside the view by
         less than ``margin`` of its height (a tracker's error at an edge must neither stop nor start the writing);
         None further out."""
+        caught = self.caught_pixel(sx, sy, margin)
+        return None if caught is None else self.to_dasher(*caught)
+
+    def caught_pixel(self, sx: float, sy: float, margin: float = CATCH_MARGIN) -> tuple[float, float] | None:
+        """``catch`` in pixels: the point on the view's edge, or None."""
         reach = margin * self.height
         if not (-reach <= sx <= self.width + reach and -reach <= sy <= self.height + reach):
             return None
-        return self.to_dasher(min(max(sx, 0.0), self.width), min(max(sy, 0.0), self.height))
+        return min(max(sx, 0.0), self.width), min(max(sy, 0.0), self.height)
 
     @property
     def crosshair(self) -> tuple[float, float]:

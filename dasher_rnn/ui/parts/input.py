@@ -8,7 +8,7 @@ parts to show them.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QRectF, QSignalBlocker, Signal
+from PySide6.QtCore import QObject, QSignalBlocker, Signal
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QComboBox
 
@@ -152,7 +152,9 @@ class InputPart(QObject):
             screen = self.view.screen() or QGuiApplication.primaryScreen()
             point = gaze_to_view(sample, screen.geometry(), self.view)
             self.view.set_pointer_override(point)
-            return (point.x(), point.y()), QRectF(self.view.rect()).contains(point)
+            # a gaze just off the view (a tracker's error at its edge) is on its edge; further out, it is away
+            caught = self.view.viewport().caught_pixel(point.x(), point.y())
+            return caught if caught is not None else (point.x(), point.y()), caught is not None
         pointer = self.view.pointer_screen
         return pointer, pointer is not None
 
