@@ -34,6 +34,7 @@ from dasher_rnn.normalise import normalise
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.gaze_noise import GRADES
 from dasher_rnn.zoom.gaze_user import REST_SPOTS, GazeUser, GazeUserConfig, Rest, rest, simulate_gaze
+from dasher_rnn.zoom.geometry import MAX_Y
 from dasher_rnn.zoom.sources import WriterSource
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def gaze_controller(source: WriterSource, rules: bool) -> WritingController:
         controller.preset = replace(gaze, rest_holds=False, confirm_actions=False)
         controller.zoom.config.confirm = False
         controller.rest_stop_seconds = 0.0
-        controller.dwell = DwellDetector(gaze.dwell_radius * 4096, gaze.dwell_seconds, controller.dwell.centre,
+        controller.dwell = DwellDetector(gaze.dwell_radius * MAX_Y, gaze.dwell_seconds, controller.dwell.centre,
                                          rearm=True)
     return controller
 

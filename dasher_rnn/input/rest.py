@@ -40,7 +40,6 @@ class RestDetector:
     def reset(self) -> None:
         self.spot: tuple[float, float] | None = None  # where the stay is, as seen
         self._last: tuple[float, float] | None = None  # the pointer's last sample
-        self._seen_last: tuple[float, float] | None = None  # and where it was seen
         self.speed = 0.0  # how fast the pointer moved at its last sample, in seen units a second
         self.seconds = 0.0
         self.picture_restarted()
@@ -57,11 +56,11 @@ class RestDetector:
         Non-finite values are ignored."""
         if not all(math.isfinite(v) for v in (x, y, dt)):
             return self.seconds
-        self._last = (x, y)
         here = self.seen(x, y)
-        if self._seen_last is not None and dt > 0:
-            self.speed = math.hypot(here[0] - self._seen_last[0], here[1] - self._seen_last[1]) / dt
-        self._seen_last = here
+        if self._last is not None and dt > 0:
+            before = self.seen(*self._last)
+            self.speed = math.hypot(here[0] - before[0], here[1] - before[1]) / dt
+        self._last = (x, y)
         if self.spot is None or math.hypot(here[0] - self.spot[0], here[1] - self.spot[1]) > self.radius:
             self.spot = here
             self.seconds = 0.0

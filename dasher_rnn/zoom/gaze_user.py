@@ -12,11 +12,11 @@ above the root goes wrong the eyes look left of the crosshair to back out, as th
 While the controller is stopped (a dwell, the control box's Stop, a rest that stopped it) the eyes dwell on the
 crosshair to start again.
 
-The tracker adds noise (``jitter``, a normal spread in Dasher units on the screen; 25 is about 6 px of a 1000 px
-view) and the eye-tracker preset's 1-euro filter smooths it, as the app does. ``rest`` holds the gaze still on a
-spot, or moves it from spot to spot (``rest_spots``), for the time a person stops to read or think: what the
-controller writes meanwhile is writing nobody asked for. Simulated time advances ``1/fps`` a frame; the draws are
-seeded (``seed``), so a run repeats exactly.
+The eyes and their tracker are ``gaze_noise.py``'s model at a grade (``grade``: accuracy, precision, rate, losses,
+drift, microsaccades, blinks, saccades), and the eye-tracker preset's 1-euro filter smooths the samples, as the app
+does. ``rest`` holds the gaze on a spot, or moves it from spot to spot (``REST_SPOTS``), for the time a person stops
+to read or think: what the controller writes meanwhile is writing nobody asked for. Simulated time advances ``1/fps``
+a frame; the draws are seeded (``seed``), so a run repeats exactly.
 """
 
 from __future__ import annotations
@@ -26,15 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import numpy as np
-
 from dasher_rnn.input.gaze import STALE_S
 from dasher_rnn.input.one_euro import OneEuroFilter
 from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.gaze_noise import Screen, SimulatedEye, grade
 from dasher_rnn.zoom.geometry import (
-    MAX_Y,
     ORIGIN_X,
     ORIGIN_Y,
     VISIBLE_MAX,
@@ -113,7 +110,6 @@ class GazeUser:
         self._latest: tuple[float, float, float] | None = None  # the newest smoothed sample: t, x, y (0..1)
         self._correction = (0.0, 0.0)  # how far beside the crosshair the person looks to put the pointer on it
         self._dwelling_since: float | None = None
-        self.lost = 0  # samples the tracker lost (blinks, losses)
 
     def _on_screen(self, point: tuple[float, float]) -> tuple[float, float]:
         """(Dasher x, screen y) -> pixels of the screen."""
@@ -189,7 +185,6 @@ class GazeUser:
             raise TypeError("the eyes are in another process: the window receives their samples")
         for s in self.eyes.samples(t):
             if not s.valid:
-                self.lost += 1
                 continue
             if self._latest is None or s.t - self._latest[0] > STALE_S:
                 self.filter.reset()  # after a gap the filter starts afresh, as the app's does
@@ -246,13 +241,6 @@ REST_SPOTS: dict[str, tuple[float, float]] = {
     "crosshair": (ORIGIN_X, ORIGIN_Y),
     "text panel": (2500.0, -450.0),
 }
-
-
-def rest_spots(count: int, seed: int = 0) -> list[tuple[float, float]]:
-    """``count`` spots of the view's writing side (right of the crosshair, off its edges) to rest the eyes on, drawn
-    with ``seed``: the same spots for every rule compared."""
-    spots = np.random.default_rng(seed).uniform(0.05, 0.95, (count, 2)) * (ORIGIN_X, MAX_Y)
-    return [(float(x), float(y)) for x, y in spots]
 
 
 @dataclass
