@@ -190,10 +190,7 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
     except KeyboardInterrupt:
         return 130
     if torch.distributed.is_initialized():
-        # every process leaves the group together once the last checkpoint is written: rank 0 then finishes the
-        # model alone, with no connection open to a peer that has exited
-        torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
+        trainer.leave_group()
     if trainer.is_main:
         finish_model(trainer, args.model_out or out / "model", language_states=states)
     return 0

@@ -180,6 +180,18 @@ class Trainer:
             scale_grads = dtype is not None and (self.device.type == "cuda" or dtype == torch.float16)
         self.scaler = torch.amp.GradScaler(self.device.type) if scale_grads else None
 
+    def leave_group(self) -> None:
+        """Every process leaves the process group together once the last checkpoint is written; rank 0 then
+        finishes the model alone, with no connection open to a peer that has exited. The DDP wrapper holds the
+        group too: it goes first, so the group is torn down here and not at interpreter exit, where gloo's
+        worker threads abort the process (SIGABRT, "terminate called without an active exception")."""
+        import gc
+
+        torch.distributed.barrier()
+        self.net = self.model
+        gc.collect()
+        torch.distributed.destroy_process_group()
+
     @property
     def is_main(self) -> bool:
         return self.rank == 0
