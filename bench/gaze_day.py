@@ -3,6 +3,7 @@
     python bench/gaze_day.py                                    # prints JSON (several minutes)
     python bench/gaze_day.py --lines 3 --grades poor            # a quick look
     python bench/gaze_day.py --results bench/results/gaze_day.json   # also store the table for report.py
+    python bench/gaze_day.py --resting-hour                     # an hour of a resting eye at the poor grade
 
 For each tracker grade (``zoom/gaze_noise.py``: research, consumer, poor) the simulated gaze user
 (``zoom/gaze_user.py``) writes the first MacKenzie phrases through the eye-tracker preset (its dwell, smoothing,
@@ -100,6 +101,26 @@ def run(grade: str, rules: bool, model: str, phrases: list[str], rest_s: float, 
         source.close()
 
 
+def resting_hour(grade: str, model: str, phrase: str, seconds: float, fps: float, seed: int) -> dict:
+    """One phrase written, then ``seconds`` of a resting eye looking at each spot of ``REST_SPOTS`` in turn for 6 s,
+    round and round (blinks, drift, microsaccades, the tracker's noise): what changed and what was done."""
+    writer = build_writer(WriterConfig(model=model))
+    source = WriterSource(writer)
+    try:
+        controller = gaze_controller(source, True)
+        spots = list(REST_SPOTS.values()) * max(1, round(seconds / (6.0 * len(REST_SPOTS))))
+        rests: list[Rest] = []
+        result, _ = simulate_gaze(controller, [normalise(phrase, writer.alphabet)], fps=fps, max_seconds=240.0,
+                                  user=GazeUserConfig(grade=grade, seed=seed),
+                                  after=lambda person: rests.append(rest(controller, person, seconds, fps, spots)))
+        r = rests[0] if rests else Rest()
+        return {"grade": grade, "model": model, "phrase": phrase, "written": not result.failed, "rest_s": r.seconds,
+                "changed": r.changed, "added": r.added, "most_changed": r.most_changed,
+                "actions": [a.value for a in r.actions], "holds": r.holds}
+    finally:
+        source.close()
+
+
 def table(results: list[dict], lines: int, rest_s: float, model: str, beside: str) -> dict:
     rows = []
     for r in results:
@@ -143,8 +164,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rules", nargs="+", default=["on", "off"], choices=["on", "off"])
     p.add_argument("--results", type=Path, default=None, help="also write the table to this results file")
     p.add_argument("--beside", default="nothing", help="what ran beside it, for the table")
+    p.add_argument("--resting-hour", action="store_true",
+                   help="instead: write the first phrase, then rest an hour (--rest-seconds) at every spot in turn, "
+                        "at each of --grades (default: poor)")
+    p.add_argument("--rest-seconds", type=float, default=3600.0, help="how long --resting-hour rests")
     args = p.parse_args(argv)
     phrases = [line.strip() for line in first(PHRASES).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.resting_hour:
+        grades = args.grades if args.grades != list(GRADES) else ["poor"]
+        runs = [resting_hour(g, args.model, phrases[0], args.rest_seconds, args.fps, args.seed) for g in grades]
+        print(json.dumps({"resting_hour": runs}, indent=1))
+        return 0
     phrases = phrases[: args.lines]
     results = []
     for grade in args.grades:

@@ -3,6 +3,8 @@ box it wants writes, stopping is by intent, and the simulated gaze user that mea
 
 from __future__ import annotations
 
+import math
+
 from dasher_rnn.input.rest import REST_RADIUS, RestDetector
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.gaze_user import GazeUserConfig, rest, simulate_gaze
@@ -53,6 +55,59 @@ def test_the_picture_slides_from_under_a_still_pointer_not_from_under_one_that_f
     assert following.slid < REST_RADIUS  # it moved on with the picture (and set new anchors as it went)
     still.moved(None)  # the picture started again (an action): nothing to follow
     assert still.slid == 0.0 and still.update(800.0, 1500.0, DT) == 0.0
+
+
+def test_pursuit_is_the_share_of_the_pictures_way_the_gaze_went_with_it():
+    """A resting eye's noise goes no way in particular; a pursuit goes the picture's way (``RestDetector.pursuit``)."""
+    flow = (1.01, -4.0)
+    detectors = {share: RestDetector(radius=10 * REST_RADIUS) for share in (0.0, 0.5, 1.0)}
+    start = (800.0, 1500.0)
+    for share, d in detectors.items():
+        d.update(*start, DT)
+        carried, x, y = start, *start
+        for _ in range(30):
+            d.moved(flow)
+            carried = (flow[0] * carried[0], flow[0] * carried[1] + flow[1])
+            x, y = start[0] + share * (carried[0] - start[0]), start[1] + share * (carried[1] - start[1])
+            d.update(x, y, DT)
+        assert abs(d.pursuit - share) < 0.01
+    assert RestDetector().pursuit == 0.0  # nothing seen yet
+
+
+def glide(c: WritingController, start: tuple[float, float], end: tuple[float, float], frames: int) -> None:
+    """The gaze moves from ``start`` to ``end`` in ``frames`` frames."""
+    for i in range(1, frames + 1):
+        c.frame((start[0] + (end[0] - start[0]) * i / frames, start[1] + (end[1] - start[1]) * i / frames), DT)
+
+
+def test_a_look_elsewhere_during_a_rest_keeps_what_the_rest_wrote_to_be_taken_back():
+    """Resting near the right edge writes before the rest is seen; a saccade from there to another spot of the rest
+    does not make that writing the person's: the hold there takes it back. Before: the landing took a new mark, and
+    the characters stayed."""
+    from tests.test_gaze_trust import ppm_gaze_controller
+
+    c = ppm_gaze_controller(speed_bps=3.0, control_mode=False)
+    c.start()
+    for _ in range(int(1.2 / DT)):  # long enough to write and to be a rest in the making, too short for a hold
+        c.frame(NEAR_EDGE, DT)
+    assert c.zoom.output and not c.held
+    glide(c, NEAR_EDGE, STILL, 4)  # a saccade
+    for _ in range(10 * 30):
+        c.frame(STILL, DT)
+    assert c.held and c.zoom.output == ""
+
+
+def test_a_held_zoom_keeps_holding_through_a_resting_eyes_noise():
+    c = gaze_controller()
+    for _ in range(10 * 30):
+        c.frame(STILL, DT)
+    assert c.held
+    for i in range(30 * 30):  # drift and noise beyond the rest radius but within the hold's reach, slower than a saccade
+        t = i * DT
+        wobble = (1.2 * c.rest.radius * math.sin(0.7 * t), 1.2 * c.rest.radius * math.sin(1.3 * t))
+        c.frame((STILL[0] + wobble[0], STILL[1] + wobble[1]), DT)
+        assert c.held  # before: each move beyond the rest radius let go, and the zoom wrote until it held again
+    assert c.zoom.output == ""
 
 
 def test_a_still_gaze_at_rest_for_a_minute_writes_nothing_and_the_zoom_holds():

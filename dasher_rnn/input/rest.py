@@ -15,6 +15,10 @@ stay, and ``slid`` starts again); where the zoom only grows a box in place, noth
 its spot while the picture streams past: once it has streamed further than twice the radius, no pursuit can have
 kept the gaze on the spot. Near the right edge, where the boxes grow out of a point, little streams while the view
 zooms in: ``zoomed`` counts the bits zoomed in during the stay.
+
+A resting eye is not still: it drifts, makes microsaccades, and its tracker adds noise, so a stay's gaze wanders
+about its spot while a pursuit's goes the picture's way. ``pursuit`` says which: the share of the way the picture
+carried the stay's first point that the gaze went along with it (about 1 for a pursuit, about 0 at rest).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class RestDetector:
         counts; the stay goes on."""
         self.slid = 0.0
         self.zoomed = 0.0  # bits the view zoomed in during the stay
+        self._carried = self._last  # the point the gaze was on, where the picture has taken it since
 
     def update(self, x: float, y: float, dt: float) -> float:
         """Feed the pointer at (x, y) after ``dt`` seconds; the seconds it has been resting (0 just after a move).
@@ -69,6 +74,19 @@ class RestDetector:
         self.seconds += max(dt, 0.0)
         return self.seconds
 
+    @property
+    def pursuit(self) -> float:
+        """How far the gaze went the way the picture carried the point it was on when the stay began (or when the
+        picture was put back), as a share of that way: about 1 for a pursuit, about 0 for a gaze at rest (0 while
+        the picture has not moved)."""
+        if self.spot is None or self._carried is None or self._last is None:
+            return 0.0
+        carried, here = self.seen(*self._carried), self.seen(*self._last)
+        way = (carried[0] - self.spot[0], carried[1] - self.spot[1])
+        went = (here[0] - self.spot[0], here[1] - self.spot[1])
+        length = way[0] ** 2 + way[1] ** 2
+        return (way[0] * went[0] + way[1] * went[1]) / length if length > 0 else 0.0
+
     def moved(self, flow: tuple[float, float] | None) -> None:
         """The picture moved by ``flow`` (``Frame.flow``: what was at (x, y) is now at (a * x, a * y + b)); None: it
         started again, and what was under the pointer is no longer on it (the next sample starts a new stay)."""
@@ -80,3 +98,5 @@ class RestDetector:
             self.slid += math.hypot((a - 1.0) * x, (a - 1.0) * y + b)
             if a > 1.0:
                 self.zoomed += math.log2(a)
+            if self._carried is not None:
+                self._carried = (a * self._carried[0], a * self._carried[1] + b)

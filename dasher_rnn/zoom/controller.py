@@ -56,9 +56,14 @@ REST_STOP_RANGE = (0.0, 60.0)  # seconds a resting pointer may stay before writi
 # gaze users at every tracker grade: 95% of stays under 3.2 s and 2.7 bits, bench/gaze_day.py)
 SLID_HOLD = 12 * REST_RADIUS
 ZOOM_HOLD = 3.0
+SLID_ZOOM = 0.5  # bits: a picture that slid under the gaze without zooming in this far moved across, not into,
+# the boxes (a gaze at the edge waiting for its box to come into view)
 REST_MIN_S = 1.5
+PURSUIT_MIN = 0.15  # a gaze that went this share of the picture's way with it pursues (``RestDetector.pursuit``):
+# no rest (a resting gaze at every grade stays under 0.1; pursuits of writing reach 0.4-1)
 TRANSIT_SPEED = 1500.0  # screen units a second (the view is 4096 high: about 9 degrees a second): a gaze moving faster
 # is on its way somewhere (a saccade, smoothed): the zoom waits for it to land rather than steer towards where it passes
+HOLD_RADIUS = 2.0  # rest radii: a held gaze lets go when a saccade sets off or it moves this far from where it held
 BACK_S = 2.5  # a still gaze left of the crosshair backs out this long at most; then the zoom holds and puts back what
 # it backed out of (a person reading what they wrote, not deleting it)
 AWAY_STOP_S = 2.0  # a pointer away this long (off the view, or a gaze the tracker lost) stops writing; shorter pauses
@@ -142,6 +147,9 @@ class WritingController:
         self._rest_mark: tuple[Mark, float] | None = None  # where the writing stood when the gaze last steered
         self._back_seconds = 0.0  # a still gaze has backed out this long
         self._in_transit = False  # the gaze is moving fast (a saccade, smoothed)
+        self._steered_before = True  # the stay a saccade left was no rest in the making
+        self._rested = False  # the zoom held since the gaze last set off on purpose (a saccade)
+        self._held_at = (0.0, 0.0)  # where the gaze was when the zoom held (seen)
         self._away = 0.0  # seconds without a pointer
         self._pressed_at = 0.0  # the last switch press (controller clock)
         self._press_mark: tuple[Mark, float] | None = None  # where the writing stood half a time-out after it
@@ -427,24 +435,28 @@ class WritingController:
     def _gaze_rule(self, pointer: tuple[float, float], dt: float) -> Frame | None:
         """A gaze's intent (presets with ``rest_holds``; the module docstring): the frame of a hold, or None.
 
-        A move beyond the preset's rest radius starts a stay at a new spot, and lets go of a hold. The mark, the
-        writing a hold goes back to, is taken where a fast move lands (``TRANSIT_SPEED``: a saccade; the zoom waits
-        while it lasts) and where a stay that was no rest in the making ends (a gaze that pursued its box): not where
-        the noise of a resting gaze breaks its stay. A stay that turns out to be a rest (``SLID_HOLD``) holds the
-        zoom and takes back what it wrote since the mark. Left of the crosshair a still gaze backs out for
-        ``BACK_S`` at most."""
+        A move beyond the preset's rest radius starts a stay at a new spot. The mark, the writing a hold goes back
+        to, is taken where a stay that was no rest in the making ends (a gaze that pursued its box), and where a fast
+        move (``TRANSIT_SPEED``: a saccade; the zoom waits while it lasts) lands after such a stay: not where the
+        noise of a resting gaze breaks its stay, nor where a look from one spot of a rest to another lands. A stay
+        that turns out to be a rest (``_resting``) holds the zoom and takes back what it wrote since the mark; the
+        hold lasts until a saccade sets off or the gaze moves ``HOLD_RADIUS`` rest radii away. Left of the crosshair
+        a still gaze backs out for ``BACK_S`` at most."""
         x, y = pointer
-        steered = not self._resting(0.5)  # the stay so far was no rest in the making
+        steered = not self._rested and not self._resting(0.5)  # the stay so far was no rest in the making
         moved = self.rest.update(x, y, dt) == 0.0
-        if moved:  # a new stay
-            self.held = False
+        if moved:
             self._back_seconds = 0.0
         if self.rest.speed > TRANSIT_SPEED:
-            self._in_transit = True
+            if not self._in_transit:  # where it lands, the stay it left decides whether to take a mark
+                self._in_transit, self._steered_before = True, steered or self.held
+                self.held = self._rested = False
             return self.zoom.idle()
-        if self._in_transit or self._rest_mark is None or (moved and steered):  # what it writes from here is its own
-            self._in_transit = False
-            self._rest_mark = (self.zoom.mark(), self._message.bits)
+        if self.held and math.dist(self.rest.seen(x, y), self._held_at) > HOLD_RADIUS * self.rest.radius:
+            self.held = False  # a slow move away; a resting eye's noise stays within reach and keeps the hold
+        landed, self._in_transit = self._in_transit, False
+        if self._rest_mark is None or (self._steered_before if landed else moved and steered):
+            self._rest_mark = (self.zoom.mark(), self._message.bits)  # what it writes from here is its own
         if self.held:
             return None
         if x >= ORIGIN_X:
@@ -455,20 +467,23 @@ class WritingController:
         return None
 
     def _resting(self, share: float) -> bool:
-        """The gaze's stay has gone ``share`` of the way to a rest that holds (see ``SLID_HOLD``)."""
+        """The gaze's stay has gone ``share`` of the way to a rest that holds (see ``SLID_HOLD``), without going the
+        picture's way."""
         rest = self.rest
-        return rest.seconds >= share * REST_MIN_S and (rest.slid > share * SLID_HOLD or rest.zoomed > share * ZOOM_HOLD)
+        return (rest.seconds >= share * REST_MIN_S and rest.pursuit < PURSUIT_MIN
+                and (rest.slid > share * SLID_HOLD and rest.zoomed > share * SLID_ZOOM or rest.zoomed > share * ZOOM_HOLD))
 
     def _reset_rest(self) -> None:
         self.rest.reset()
-        self.held = False
+        self.held = self._rested = False
         self._rest_mark = None
         self._back_seconds = 0.0
 
     def _hold(self) -> Frame:
         """The gaze has rested: take back what the zoom wrote since it last steered (with what that taught the
         model), put the view back where it was then, and hold it there until the gaze moves."""
-        self.held = True
+        self.held = self._rested = True
+        self._held_at = self.rest.spot or (0.0, 0.0)
         self._bps = 0.0
         self.rest.picture_restarted()
         frame = None
