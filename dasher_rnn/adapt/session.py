@@ -199,3 +199,16 @@ def _evaluator(folder: ModelFolder, config: AdaptConfig, engine: str) -> StreamE
 
     net = folder.network()
     return DynamicEvaluator(net, config, newline, folder.msg(net) if config.rule != "sgd" else None)
+
+
+def expected_shapes(folder: ModelFolder, adaptation: object = None) -> dict[str, tuple[int, ...]]:
+    """The names and shapes a profile's ``rnn`` part may hold for the model in ``folder``, adapted with the settings
+    ``adaptation`` (a profile's ``adaptation`` record; the defaults when it is not one); ValueError when they are
+    not settings this model can adapt with."""
+    fields = set(AdaptConfig.__dataclass_fields__)
+    config = AdaptConfig(**{k: v for k, v in adaptation.items() if k in fields}) if isinstance(adaptation, dict) \
+        else AdaptConfig()
+    engine = choose_engine(folder.config["architecture"].get("cell", "lstm"), config, "auto")
+    if config.method == "full":  # every weight: numpy's engine names them as torch's does, without building a network
+        engine = "numpy" if folder.config["architecture"].get("cell", "lstm") == "lstm" else engine
+    return _evaluator(folder, config, engine).shapes()
