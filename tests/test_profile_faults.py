@@ -457,6 +457,18 @@ def test_names_windows_cannot_hold_are_refused_everywhere(name):
         check_name(name)
 
 
+@pytest.mark.parametrize("code", ["de", "fr", "sr-Latn", "pt_BR", "zh-Hant-TW"])
+def test_a_64_character_name_with_a_language_is_still_a_profile(tmp_path, code):
+    """Issue 48: a 64-character profile name with ``language: de`` stopped the app at every start (anna...a.de has 67
+    characters, past the bound of a name)."""
+    from dasher_rnn.adapt.compose import language_profile
+
+    name = language_profile("a" * 64, code)
+    assert check_name(name) == name and ProfileStore(tmp_path).path(name).name == name
+    with pytest.raises(ProfileError):
+        check_name("a" * 65)
+
+
 @pytest.mark.parametrize("name", ["console", "anna.de", "com10", "nullable", "a.b-c_d"])
 def test_names_that_move_between_machines_are_kept(name):
     assert check_name(name) == name

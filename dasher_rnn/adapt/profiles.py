@@ -61,7 +61,8 @@ MAX_INFO_BYTES = 1 << 20
 MAX_PART_BYTES = 512 * MiB  # a part's file (the shipped RNN's weights are ~10 MB; PPM's counts grow with use)
 MAX_COUNT = 2**53  # characters adapted: exact in a float, far beyond a lifetime of writing
 PART_LABELS = {"rnn": "what the RNN learned", "ppm": "what PPM and the mixing weights learned"}
-_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+# 1 to 64 characters, then the language's code a language's profile adds (``compose.language_profile``: anna.sr-Latn)
+_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:\.[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3})?\Z")
 # names Windows keeps for devices, with or without an extension ("CON", "nul.de"): a profile must move between machines
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"{d}{i}" for d in ("COM", "LPT") for i in range(10))}
 
@@ -91,7 +92,8 @@ def _is_name(name: object) -> bool:
 def check_name(name: str) -> str:
     """``name`` when it can name a profile folder on every system (Windows included), else ``ProfileError``."""
     if not _is_name(name):
-        raise ProfileError(f"invalid profile name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-', "
+        raise ProfileError(f"invalid profile name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-' (and a "
+                           "language's code after a '.'), "
                            "starting with a letter or digit and not ending with '.', and not a name Windows keeps "
                            "for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9)")
     return name
