@@ -24,9 +24,9 @@ bursts of bad text cannot leave a profile learning slowly for good.
 Text can also do harm the guard cannot see, because it scores each segment against the base model on that same text
 (random text is as hard for both): it makes the model predict the user's *other* text worse. So every
 ``heldout_every`` updates the weights are scored on held-out text, the ``heldout_symbols`` symbols the user wrote
-before the last check, which the window since that check did not see; when learning since the check made them more
-than ``heldout_margin`` bits/char worse, that learning is not kept (the weights go back to those of the last check,
-and a ``held-out`` event says so).
+before the anchor (the last check that found nothing worse), against the anchor's weights; when learning since the
+anchor made that text more than ``heldout_margin`` bits/char harder to predict, it is not kept (the anchor's weights
+come back, and a ``held-out`` event says so). Harm that comes a little at a time adds up against the same anchor.
 
 ``StreamEvaluator`` is the stream, the ring and the guard; two engines do the arithmetic with the same rules and
 give the same weights (to float rounding): ``adapt/dynamic_eval.py::DynamicEvaluator`` (torch: every cell, the
@@ -68,9 +68,10 @@ class AdaptConfig:
     spike: float = 20.0  # gradient norm above this many times the running median is a spike
     damp: float = 0.5
     recovery: int = 50  # updates without a guard event after which a damped step doubles again (0: never)
-    heldout_every: int = 25  # updates between checks on held-out text (0: never)
-    heldout_symbols: int = 1000  # symbols of held-out text (at least 200 are needed for a check)
-    heldout_margin: float = 0.15  # bits/char worse on held-out text than at the last check: not kept
+    heldout_every: int = 50  # updates between checks on held-out text (0: never)
+    heldout_symbols: int = 500  # symbols of held-out text (at least 200 are needed for a check)
+    heldout_tolerance: float = 0.02  # bits/char worse on held-out text that still counts as nothing worse
+    heldout_margin: float = 0.15  # bits/char worse on held-out text than at the anchor: not kept
     ring_bytes: int = 64 * 2**20
     method: str = "full"  # which parameters adapt: every weight, or a state adapter (sparse, lhuc)
     feed: bool = True  # state adapters: the modified state feeds the recurrence (else only the head reads it)
@@ -159,8 +160,9 @@ class StreamEvaluator:
         self.ring: deque[Checkpoint] = deque()
         self.stats = AdaptStats()
         self.ring_size = max(1, config.ring_bytes // max(1, size * 4))
-        self.good: Checkpoint | None = None  # the weights at the last check on held-out text that they passed
-        self.since_check = 0  # updates since that check
+        self.good: Checkpoint | None = None  # the anchor: the weights at the last check that found nothing worse
+        self._anchor_bits: float | None = None  # the anchor's bits/char on its held-out text, once computed
+        self.since_check = 0  # updates since the last check
 
     # -- the writing stream ------------------------------------------------------
     def commit(self, symbol: int) -> bool:
@@ -301,33 +303,40 @@ class StreamEvaluator:
             self._check_heldout()
 
     def _check_heldout(self) -> None:
-        """Compare the weights now with those of the last check on the held-out text (the symbols written before that
-        check); keep them, or go back to those of the check when they are more than ``heldout_margin`` bits/char
-        worse. Either way this is the new check."""
-        cfg, good = self.config, self.good
+        """Compare the weights now with the anchor's (the weights of the last check that found nothing worse) on the
+        held-out text, the symbols written before the anchor. Nothing worse (``heldout_tolerance``): now is the new
+        anchor. Worse by up to ``heldout_margin``: learning goes on, the anchor stays, so harm that comes a little at
+        a time adds up against it. Worse by more: what was learned since the anchor is not kept."""
+        cfg, anchor = self.config, self.good
         self.since_check = 0
         now = self._checkpoint()
-        self.good = now
-        if good is None:
+        if anchor is None:
+            self.good, self._anchor_bits = now, None
             return
-        heldout = self.committed[max(0, good.offset - cfg.heldout_symbols) : good.offset]
+        heldout = self.committed[max(0, anchor.offset - cfg.heldout_symbols) : anchor.offset]
         if len(heldout) < 200:
+            self.good, self._anchor_bits = now, None
             return
         bits_now = self._heldout_loss(heldout) / LN2
-        self._set_flat(good.weights)
-        bits_then = self._heldout_loss(heldout) / LN2
-        worse = bits_now - bits_then
-        if math.isfinite(worse) and worse <= cfg.heldout_margin:
+        if self._anchor_bits is None:
+            self._set_flat(anchor.weights)
+            self._anchor_bits = self._heldout_loss(heldout) / LN2
             self._set_flat(now.weights)
+        worse = bits_now - self._anchor_bits
+        if math.isfinite(worse) and worse <= cfg.heldout_tolerance:
+            self.good, self._anchor_bits = now, None
             return
-        # not kept: the weights of the check stay (set above); deleting back restores them too
+        if math.isfinite(worse) and worse <= cfg.heldout_margin:
+            return
+        # not kept: the anchor's weights come back (the anchor and its held-out text stay, so more of the same text
+        # is judged against the same writing); deleting back from here restores them too
+        self._set_flat(anchor.weights)
         self.ring.clear()
-        self.good = Checkpoint(self.offset, good.weights, self.state, self.base_state, self.scale, [], [],
-                               self.since_guard)
-        self.ring.append(self.good)
+        self.ring.append(Checkpoint(self.offset, anchor.weights, self.state, self.base_state, self.scale, [], [],
+                                    self.since_guard))
         self.stats.heldout_events += 1
         self.stats.events.append({"event": "held-out", "worse_by": round(worse, 3) if math.isfinite(worse) else None,
-                                  "not_kept": [good.offset, self.offset], "heldout_symbols": len(heldout)})
+                                  "not_kept": [anchor.offset, self.offset], "heldout_symbols": len(heldout)})
 
     def _guard(self, reason: str) -> None:
         """Roll back to the checkpoint before the window of trouble, damp the step, record it.
