@@ -182,7 +182,8 @@ class ProfileStore:
                 if info is None:
                     continue
                 rows.append({"name": d.name, "characters_adapted": _count(info, "characters_adapted"),
-                             "parts": ",".join(sorted(_files(d, info))), "updated": str(info.get("updated", ""))[:40],
+                             "parts": ",".join(sorted(_files(d, info, strict=False))),
+                             "updated": str(info.get("updated", ""))[:40],
                              "base_model": str(info.get("base_model_hash") or "")[:12]})
             except ProfileError as exc:
                 rows.append({"name": d.name, "error": str(exc)})
@@ -206,7 +207,7 @@ class ProfileStore:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             old = read_info(folder)
-            current = _files(folder, old) if old else {}
+            current = _files(folder, old, strict=False) if old else {}
         except ProfileError:
             old, current = None, {}  # a broken profile.json is replaced by this version
         stamp = f"{time.time_ns():x}"
