@@ -200,3 +200,23 @@ def test_the_window_writes_adds_and_counts_phrases_of_the_profile_in_use(qtbot, 
     assert part.phrases.ordered()[0].text == "Thank you" and part.phrases.ordered()[0].uses == 1
     assert PhraseList(tmp_path / "profiles" / "me").ordered()[0].text == "Thank you"  # saved
     assert window.controller.zoom.phrase_index("Thank you") == 0  # the most used comes first in the zoom too
+
+
+@pytest.mark.parametrize("content", ["[" * 1000 + "]" * 1000, '{"format": 1, "phrases": [{"text": "a \\ud800"}]}'])
+def test_the_window_starts_with_a_hostile_phrase_file_and_says_so(qtbot, tmp_path, monkeypatch, content):
+    """Issue 48: a 2 KB phrases.json stopped the app at every start (MainWindow built the list unguarded)."""
+    from dasher_rnn.lm.ppm import PPMModel
+    from tests.conftest import make_sentences, writer_source
+    from tests.test_ui import open_window
+
+    monkeypatch.setenv("DASHER_RNN_CONFIG", str(tmp_path / "settings.json"))
+    monkeypatch.setenv("DASHER_RNN_PROFILES", str(tmp_path / "profiles"))
+    (tmp_path / "profiles" / "me").mkdir(parents=True)
+    (tmp_path / "profiles" / "me" / PHRASES_FILE).write_text(content)
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(make_sentences(50)) + "\n")
+    window = open_window(qtbot, source=writer_source("ppm", trained_ppm=model, profile="me"), profile="me")
+    part = window.phrases
+    assert part.phrases is not None and part.phrases.notice
+    part.add("Hello there")  # saving goes on: the bad file kept aside, the bad entry left out
+    assert [p.text for p in PhraseList(tmp_path / "profiles" / "me").phrases][-1] == "Hello there"
