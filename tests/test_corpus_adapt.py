@@ -143,7 +143,7 @@ def test_a_dry_run_of_a_large_corpus_scores_a_sample_and_says_so(tiny_model_dir,
     sample = report["sample"]
     assert scored == [sample["characters"]] and sample["characters"] < sample["of_characters"] / 2
     assert sample["messages"] < sample["of_messages"] and store.list() == []
-    assert "(a sample: every message in" in summary(report, dry_run=True)[0]
+    assert f"(a sample: one message in {sample['every']} of" in summary(report, dry_run=True)[0]
 
 
 def test_one_message_is_learned_by_ppm_and_leaves_the_rnn_as_it_was(tiny_model_dir, tmp_path, capsys, monkeypatch):

@@ -60,7 +60,7 @@ class CorpusAdaptConfig:
     max_chars: int = MAX_CHARS  # characters of the user's writing read (``user_corpus.read_user_corpus``)
 
 
-DRY_RUN_CHARS = 1_000_000  # characters a dry run scores at most (a sample of the corpus beyond): under a minute
+DRY_RUN_CHARS = 200_000  # characters a dry run scores at most (a sample of the corpus beyond)
 
 
 @dataclass
@@ -197,7 +197,8 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
     total = sum(len(m.text) for m in messages)
     if dry_run and total > DRY_RUN_CHARS:  # a dry run answers promptly: it scores every k-th message, and says so
         step = -(-total // DRY_RUN_CHARS)
-        sample = {"messages": -(-len(messages) // step), "of_messages": len(messages), "of_characters": total}
+        sample = {"every": step, "messages": -(-len(messages) // step), "of_messages": len(messages),
+                  "of_characters": total}
         messages = messages[::step]
         sample["characters"] = sum(len(m.text) for m in messages)
         log(f"dry run: scoring every {step}th message ({sample['characters']:,} of {total:,} characters)")
