@@ -237,7 +237,21 @@ def update_entry_rate(tables: dict[str, dict], out: dict) -> tuple[str, str | No
     return "entry-rate", f"the {out['model']} row"
 
 
-UPDATERS = {"quality": update_quality, "adaptation": update_adaptation, "latency": update_latency,
+def update_input_floods(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
+    """``bench/input_floods.py``: one row per flood."""
+    rows = rows_by_key(tables["input-floods"])
+    for figures in out["rows"]:
+        row = rows[figures["key"]]
+        kept = (f"{figures['kept']} ACK IDs kept, {figures['counted']:,} counted" if "kept" in figures else
+                f"{figures['received']:,} samples used, {figures['superseded']:,} passed over, {figures['stale']:,} "
+                f"stale, {figures['dropped_connections']} connections dropped")
+        row.update(sent=figures["sent"], before=figures["rss_before_mb"], peak=figures["rss_peak_mb"],
+                   after=figures["rss_after_mb"], said=kept)
+    return "input-floods", None
+
+
+UPDATERS = {"input_floods": update_input_floods, "quality": update_quality, "adaptation": update_adaptation,
+            "latency": update_latency,
             "entry_rate": update_entry_rate, "startup": update_startup, "memory": update_memory, "api": update_api}
 
 

@@ -13,24 +13,32 @@ Policy for characters outside an alphabet (after ``normalise``):
 
 from __future__ import annotations
 
-import json
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from dasher_rnn.files import read_json
 from dasher_rnn.paths import ASSETS_DIR
 
 ALPHABETS_DIR = ASSETS_DIR / "alphabets"
 DEFAULT_ALPHABET = "english"
 BREAK = 255  # code of a character outside the alphabet in encoded arrays
 MAX_SYMBOLS = BREAK - 1  # one byte a symbol, BREAK excluded
+MAX_FILE_BYTES = 4 << 20  # an alphabet file (JSON or Dasher's XML): Dasher's largest is under 200 KB
 ORIENTATIONS = ("ltr", "rtl", "ttb", "btt")  # left to right, right to left, top to bottom, bottom to top (Dasher's BT)
 
 
 class AlphabetError(ValueError):
     """An alphabet file is missing or malformed."""
+
+
+def usable_symbol(ch: str) -> bool:
+    """Whether ``ch`` can be a symbol: one character that a file can hold and a screen can show; not a lone surrogate,
+    not a control character (NUL, ESC...) other than newline and tab (Dasher's paragraph, a tab key)."""
+    return len(ch) == 1 and (ch in "\n\t" or unicodedata.category(ch) not in ("Cs", "Cc"))
 
 
 @dataclass(frozen=True)
@@ -66,11 +74,16 @@ class Alphabet:
 
     def __post_init__(self) -> None:
         symbols = self.symbols
-        if len(set(symbols)) != len(symbols):
-            twice = sorted({ch for ch in symbols if symbols.count(ch) > 1})
-            raise AlphabetError(f"alphabet {self.name!r} lists a symbol twice: {''.join(twice)!r}")
-        if not 0 < len(symbols) < BREAK:
+        if not 0 < len(symbols) < BREAK:  # first: the checks below are then on at most 254 symbols
             raise AlphabetError(f"alphabet {self.name!r} must have 1-{MAX_SYMBOLS} symbols, not {len(symbols)}")
+        if len(set(symbols)) != len(symbols):
+            seen: set[str] = set()
+            twice = sorted({ch for ch in symbols if ch in seen or seen.add(ch)})
+            raise AlphabetError(f"alphabet {self.name!r} lists a symbol twice: {''.join(twice)!r}")
+        bad = [ch for ch in symbols if not usable_symbol(ch)]
+        if bad:
+            raise AlphabetError(f"alphabet {self.name!r}: {', '.join(f'U+{ord(ch):04X}' for ch in bad[:5])} cannot be "
+                                "a symbol (a lone surrogate, or a control character other than newline and tab)")
         if self.orientation not in ORIENTATIONS:
             raise AlphabetError(f"alphabet {self.name!r}: orientation {self.orientation!r} is not one of {ORIENTATIONS}")
         if len(self.space) > 1 or len(self.paragraph) > 1:
@@ -199,8 +212,8 @@ def load_alphabet(name_or_path: str | Path = DEFAULT_ALPHABET) -> Alphabet:
 
 def _read_json(path: Path) -> Alphabet:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = read_json(path, MAX_FILE_BYTES)
+    except (OSError, ValueError) as exc:  # UnreadableFile (a FIFO, a device, too large), BadFile (not JSON, too deep)
         raise AlphabetError(f"{path}: not a valid alphabet file ({exc})") from None
     if not isinstance(data, dict):
         raise AlphabetError(f"{path}: malformed alphabet (not a JSON object)")

@@ -20,14 +20,17 @@ document order (a run of symbols is one group, named by its path: "Letters / Fin
 becomes one of our colours, ``d`` becomes the symbol's glyph where it differs from ``t``, and paragraph and space
 come last, as Dasher places them. ``<control>``, ``<encoding>``, ``<palette>``, ``<conversionmode>``,
 ``<convert>``, ``<protect>``, ``<context>``, ``<gamemode>`` are Dasher's own business and are passed over. A
-symbol whose text is not one character (none in Dasher's own files, once Unicode-normalised) or repeats an
-earlier one is left out, and the alphabet's description says how many.
+symbol whose text is not one character (none in Dasher's own files, once Unicode-normalised), is a control
+character other than newline and tab (NUL, ESC) or a lone surrogate, or repeats an earlier one is left out, and
+the alphabet's description says how many.
 
-The file is parsed by the standard library's expat; a document that declares entities (the way to make a
-parser fetch files or expand without end) is refused, and a DTD named by the file (``alphabet.dtd``) is never
-read. Anything malformed is a ``DasherFileError`` naming the file (``load_alphabet`` makes it an ``AlphabetError``).
-This module gives the alphabet's JSON form (``Alphabet.from_json``) and imports nothing of ours, so that
-``alphabet`` can use it.
+The file is read with ``files.read_bounded`` (a regular file of at most ``MAX_BYTES``: a FIFO is never waited on,
+``/dev/zero`` never read) and parsed by the standard library's expat, its elements nested at most ``MAX_DEPTH``
+deep and at most ``MAX_ELEMENTS`` of them; an encoding Python does not know is refused. A document that declares
+entities (the way to make a parser fetch files or expand without end) is refused, and a DTD named by the file
+(``alphabet.dtd``) is never read. Anything malformed is a ``DasherFileError`` naming the file (``load_alphabet``
+makes it an ``AlphabetError``). This module gives the alphabet's JSON form (``Alphabet.from_json``) and imports
+nothing of ours but ``files``, so that ``alphabet`` can use it.
 """
 
 from __future__ import annotations
@@ -39,10 +42,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.parsers import expat as pyexpat
 
+from dasher_rnn.files import read_bounded
+
 ORIENTATION = {"LR": "ltr", "RL": "rtl", "TB": "ttb", "BT": "btt"}
 SPACE_COLOUR = "#e6e6e6"  # Dasher's colour 9 (space and paragraph), as english.json's space group
 # Dasher's colours are numbers in a palette (colour.*.xml, mostly saturated); ours are pastel, one per group.
 # Within an alphabet, each palette number met (and each group with none) takes the next of these in turn.
+MAX_BYTES = 4 << 20  # Dasher's largest alphabet file is under 200 KB
+MAX_DEPTH = 32  # elements in elements: Dasher's files nest groups three or four deep
+MAX_ELEMENTS = 100_000  # an alphabet has at most 254 symbols; a file may hold several alphabets
 PALETTE = ("#fde7b0", "#c9e4f6", "#d8f0c8", "#f3d0e4", "#e0d4f5", "#fbd5c0", "#cdeee9", "#f0ecc0")
 
 
@@ -76,8 +84,8 @@ def _parse(path: Path) -> ET.Element:
         raise _Refused(f"uses the entity &{name}; that it does not define (write the character, or &#x...;)")
 
     try:
-        data = path.read_bytes()
-    except OSError as exc:
+        data = read_bounded(path, MAX_BYTES)
+    except OSError as exc:  # UnreadableFile says what it is: a FIFO, a device, a folder, too large
         raise DasherFileError(f"{path}: cannot read the alphabet file ({exc.strerror or exc})") from None
     undefined = _NAMED_ENTITY.search(data)  # expat drops one in an attribute silently when the file names a DTD
     if undefined is not None:
@@ -87,8 +95,23 @@ def _parse(path: Path) -> ET.Element:
     builder = ET.TreeBuilder()
     parser = pyexpat.ParserCreate()
     parser.buffer_text = True
-    parser.StartElementHandler = builder.start
-    parser.EndElementHandler = builder.end
+    depth, elements = [0], [0]
+
+    def start(tag: str, attributes: dict[str, str]) -> None:
+        depth[0] += 1
+        elements[0] += 1
+        if depth[0] > MAX_DEPTH:
+            raise _Refused(f"nests elements more than {MAX_DEPTH} deep")
+        if elements[0] > MAX_ELEMENTS:
+            raise _Refused(f"has more than {MAX_ELEMENTS:,} elements")
+        builder.start(tag, attributes)
+
+    def end(tag: str) -> None:
+        depth[0] -= 1
+        builder.end(tag)
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
     parser.CharacterDataHandler = builder.data
     parser.EntityDeclHandler = refuse
     parser.UnparsedEntityDeclHandler = refuse
@@ -101,6 +124,9 @@ def _parse(path: Path) -> ET.Element:
         raise DasherFileError(f"{path}: {exc}; refused") from None
     except pyexpat.ExpatError as exc:
         raise DasherFileError(f"{path}: not a valid Dasher alphabet file (XML error: {exc})") from None
+    except (LookupError, ValueError, RecursionError) as exc:  # an encoding Python does not know, a bad one
+        raise DasherFileError(f"{path}: not a valid Dasher alphabet file ({type(exc).__name__}: {str(exc)[:100]})") \
+            from None
 
 
 def _text_of(t: str) -> str | None:
@@ -128,7 +154,7 @@ def _alphabet(element: ET.Element, language: str, source: str) -> dict:
     runs: list[_Run] = []
     glyphs: dict[str, str] = {}
     seen: set[str] = set()
-    skipped = {"not one character": 0, "repeated": 0}
+    skipped = {"not one character": 0, "repeated": 0, "a control character or a lone surrogate": 0}
 
     def add(symbol: ET.Element, run: _Run) -> None:
         text = _text_of(symbol.get("t", ""))
@@ -137,6 +163,9 @@ def _alphabet(element: ET.Element, language: str, source: str) -> dict:
             return
         if text in seen:
             skipped["repeated"] += 1
+            return
+        if text not in "\n\t" and unicodedata.category(text) in ("Cc", "Cs"):  # NUL, ESC...: no symbol (alphabet.py)
+            skipped["a control character or a lone surrogate"] += 1
             return
         seen.add(text)
         display = symbol.get("d")

@@ -11,13 +11,18 @@ program carries on without it.
 Every file the program reads that a user, another program or a crash could have replaced is read through
 ``read_bounded``: opened without blocking, accepted only when it is a regular file (not a FIFO, a device, a
 folder, or a link to one), and only up to a size bound, so nothing put in a file's place can hang the program
-or fill its memory.
+or fill its memory. A JSON file is read with ``read_json``: bounded as above, then its nesting depth is checked
+before it is parsed (``MAX_DEPTH``; a file of ``'[' * 1000`` would otherwise end the parser in ``RecursionError``),
+and anything wrong with it is a ``BadFile`` naming the file, never a traceback. ``is_storable`` says whether a string
+can be written to a UTF-8 file (no lone surrogates, no NUL).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -28,8 +33,66 @@ TEMP_SUFFIX = ".tmp"
 MiB = 1024 * 1024
 
 
+MAX_DEPTH = 64  # nesting of the JSON files the program reads: its own are at most 5 deep
+
+
 class UnreadableFile(OSError):
     """A file that is not a regular file, or larger than the bound its reader sets."""
+
+
+class BadFile(ValueError):
+    """A file whose content cannot be used (not UTF-8, not JSON, nested too deeply); the message names the file."""
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+\\?(?:"|\Z)', re.DOTALL)  # an unterminated one runs to the end
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_depth(data: bytes) -> int:
+    """How deeply the arrays and objects of the JSON text ``data`` nest (brackets inside strings do not count),
+    without parsing it: linear time, no recursion, so it can be asked of any text before ``json.loads`` is."""
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for chunk in re.finditer(rb"[\[{]+|[\]}]+", brackets):  # runs of openers and closers, not byte by byte
+        run = chunk.end() - chunk.start()
+        if chunk.group()[0] in b"[{":
+            depth += run
+            deepest = max(deepest, depth)
+        else:
+            depth -= run
+    return deepest
+
+
+def parse_json(data: bytes, source: str = "<json>", max_depth: int = MAX_DEPTH) -> object:
+    """``data`` (UTF-8 JSON, a byte-order mark allowed) parsed, or ``BadFile`` naming ``source`` and saying why: not
+    UTF-8, nested deeper than ``max_depth``, not JSON. Never RecursionError."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise BadFile(f"{source}: nested {depth:,} deep, more than the {max_depth} it may be")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadFile(f"{source}: not UTF-8 (at byte {exc.start:,})") from None
+    except json.JSONDecodeError as exc:
+        raise BadFile(f"{source}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # a number too long for int(), nesting the scan did not see
+        raise BadFile(f"{source}: not usable JSON ({type(exc).__name__}: {str(exc)[:100]})") from None
+
+
+def read_json(path: str | Path, limit: int, max_depth: int = MAX_DEPTH) -> object:
+    """The JSON value in ``path``, read with ``read_bounded`` (a regular file of at most ``limit`` bytes) and
+    ``parse_json`` (at most ``max_depth`` deep). ``FileNotFoundError`` when there is none, ``UnreadableFile`` (an
+    OSError) when it is not a regular file or too large, ``BadFile`` (a ValueError) when its content is unusable."""
+    return parse_json(read_bounded(path, limit), str(path), max_depth)
+
+
+def is_storable(text: str) -> bool:
+    """Whether ``text`` can be written to a UTF-8 file and read back as it was: no lone surrogate (a JSON escape
+    such as \\ud800 can bring one), no NUL."""
+    return "\x00" not in text and _SURROGATE.search(text) is None
 
 
 def read_bounded(path: str | Path, limit: int) -> bytes:

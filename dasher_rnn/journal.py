@@ -23,7 +23,7 @@ from pathlib import Path
 
 import platformdirs
 
-from dasher_rnn.files import UnreadableFile, atomic_write, read_bounded, set_aside
+from dasher_rnn.files import UnreadableFile, atomic_write, read_json, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class Journal:
 
     def _read(self, path: Path) -> Entry | None:
         try:
-            data = json.loads(read_bounded(path, MAX_BYTES).decode("utf-8"))
+            data = read_json(path, MAX_BYTES)
             if not (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("text"), str)
                     and isinstance(data.get("saved"), bool)):
                 raise ValueError("not a journal of format 1")
@@ -100,7 +100,7 @@ class Journal:
                 return None
             self.notice = f"The journal of unsaved text is unusable ({exc}); it is ignored, and replaced by the next write."
             log.warning(self.notice)
-        except (OSError, ValueError, RecursionError) as exc:
+        except (OSError, ValueError) as exc:  # BadFile (not UTF-8, not JSON, nested too deeply) is a ValueError
             self._set_aside(path, exc)
         return None
 

@@ -38,7 +38,7 @@ from pydantic import (
     field_validator,
 )
 
-from dasher_rnn.files import UnreadableFile, read_bounded, set_aside
+from dasher_rnn.files import UnreadableFile, parse_json, read_bounded, set_aside
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUT_NAMES
@@ -361,10 +361,10 @@ class SettingsStore:
             log.warning("%s", self.notice)
             return Preferences()
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = parse_json(raw, str(self.path))  # BadFile: not UTF-8, not JSON, nested too deeply
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
-        except (ValueError, RecursionError) as exc:  # ValueError covers UnicodeDecodeError and JSONDecodeError
+        except ValueError as exc:
             self.notice = self._move_aside(str(exc) or type(exc).__name__)
             log.warning("%s", self.notice)
             return Preferences()

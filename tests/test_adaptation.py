@@ -157,3 +157,42 @@ def test_eval_command_runs_the_adaptive_rnn(tiny_model_dir, tmp_path, capsys):
     assert adaptive["settings"]["adaptive"] and not static["settings"]["adaptive"]
     assert adaptive["overall"]["bits_per_char"] < static["overall"]["bits_per_char"]
     assert np.isfinite(adaptive["overall"]["bits_per_char"])
+
+
+# -- issue 48: learning that recovers ---------------------------------------------------------------------------------
+def test_a_guard_events_damping_wears_off_as_normal_learning_goes_on(tiny):
+    """Issue 48: each guard event halved the saved step scale for good (six bursts: 0.5 -> 1/64, silently)."""
+    assert AdaptConfig().recovery > 0  # on by default
+    ev, alphabet = evaluator(tiny, rule="sgd", eta=0.03, segment=10, recovery=5, heldout_every=0)
+    for _ in range(6):  # as an update that fails does: its checkpoint, then the guard
+        ev.ring.append(ev._checkpoint())
+        ev._guard("a burst of one repeated character")
+    assert ev.scale == pytest.approx(1 / 64)
+    english = ids(alphabet, "I need some tea please. Could you open the window? " * 20)
+    scales = []
+    for s in english:
+        if ev.commit(s):
+            scales.append(ev.scale)
+    assert scales[0] == pytest.approx(1 / 64) and scales[-1] == 1.0 and ev.stats.guard_events == 6
+    assert scales == sorted(scales)  # it wears off step by step, never jumps back down without a guard event
+
+
+def test_text_that_makes_held_out_text_worse_is_not_kept(tiny):
+    """Issue 48: random text raised held-out bits by 0.33 with no guard event, and that was saved."""
+    rng = np.random.default_rng(4)
+    english = "I need some tea please. Could you open the window? My daughter comes on Sunday. "
+    for name, burst in (("english", english * 12), ("random", "".join(rng.choice(list("qzxjvkwy#%&@"), 900)))):
+        ev, alphabet = evaluator(tiny, rule="sgd", eta=0.5, segment=10, heldout_every=10, heldout_symbols=400,
+                                 margin=float("inf"), spike=float("inf"))  # the guard off: the check alone
+        for s in ids(alphabet, english * 6):
+            ev.commit(s)
+        ev._check_heldout()
+        kept = ev._flat().clone()
+        for s in ids(alphabet, burst):
+            ev.commit(s)
+        if name == "english":
+            assert ev.stats.heldout_events == 0 and not torch.equal(ev._flat(), kept)  # learning goes on
+        else:
+            event = next(e for e in ev.stats.events if e["event"] == "held-out")
+            assert ev.stats.heldout_events >= 1 and event["worse_by"] > ev.config.heldout_margin
+            assert ev.stats.guard_events == 0  # the guard could not see it

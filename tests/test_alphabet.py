@@ -70,3 +70,70 @@ def test_normaliser_reports_what_it_could_not_map():
     english = load_alphabet("english")
     missing = unmapped_characters(text, set(english.symbols))
     assert missing == {"\u2764": 1, "\u4e2d": 2, "\u6587": 1}
+
+
+# -- issue 48: alphabet files read with bounds -------------------------------------------------------------------------
+def _returns(fn, *args):
+    from tests.test_profile_faults import finishes
+
+    return finishes(fn, *args)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".xml"])
+def test_a_fifo_or_dev_zero_in_place_of_an_alphabet_file_is_refused_at_once(tmp_path, suffix):
+    import os
+
+    fifo, zero = tmp_path / f"fifo{suffix}", tmp_path / f"zero{suffix}"
+    os.mkfifo(fifo)
+    zero.symlink_to("/dev/zero")
+    for path in (fifo, zero):
+        with pytest.raises(AlphabetError):
+            _returns(load_alphabet, path)
+
+
+@pytest.mark.parametrize("content", [
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"name": "x", "groups": ' + b"[" * 3000 + b"]" * 3000 + b"}",
+])
+def test_a_deeply_nested_json_alphabet_is_a_clear_error(tmp_path, content):
+    (tmp_path / "deep.json").write_bytes(content)
+    with pytest.raises(AlphabetError, match="nested"):
+        load_alphabet(tmp_path / "deep.json")
+
+
+@pytest.mark.parametrize("content, said", [
+    (b'<?xml version="1.0" encoding="no-such-encoding"?><alphabets/>', "encoding|LookupError"),
+    (b"<alphabets><alphabet>" + b"<group>" * 5000 + b'<s t="a"/>' + b"</group>" * 5000 + b"</alphabet></alphabets>",
+     "deep"),
+])
+def test_a_hostile_dasher_file_is_a_clear_error_never_a_traceback(tmp_path, content, said):
+    (tmp_path / "alphabet.x.xml").write_bytes(content)
+    with pytest.raises(AlphabetError, match=said):
+        load_alphabet(tmp_path / "alphabet.x.xml")
+
+
+def test_a_million_symbols_are_refused_without_comparing_each_with_each():
+    groups = [{"name": "g", "colour": "#fff", "symbols": "ab" * 500_000}]
+    with pytest.raises(AlphabetError, match="1-254 symbols"):
+        _returns(Alphabet.from_json, {"name": "huge", "groups": groups})
+
+
+@pytest.mark.parametrize("symbol", ["\x00", "\x1b", "\ud800", "\x7f"])
+def test_a_surrogate_nul_or_esc_is_never_a_symbol(tmp_path, symbol):
+    with pytest.raises(AlphabetError, match="cannot be a symbol"):
+        Alphabet.from_json({"name": "x", "groups": [{"name": "g", "colour": "#fff", "symbols": "ab" + symbol}]})
+    xml = f'<alphabets><alphabet name="x"><s t="a"/><s t="&#x{ord(symbol):x};"/></alphabet></alphabets>'
+    (tmp_path / "alphabet.x.xml").write_text(xml)
+    if symbol != "\x7f":  # XML 1.0 cannot even say them: expat refuses
+        with pytest.raises(AlphabetError):
+            load_alphabet(tmp_path / "alphabet.x.xml")
+        return
+    alphabet = load_alphabet(tmp_path / "alphabet.x.xml")
+    assert alphabet.symbols == "a" and "control character" in alphabet.description
+
+
+def test_every_language_alphabet_is_still_built():
+    from dasher_rnn.cldr import entries
+
+    for code in sorted(entries())[:400]:
+        load_alphabet(code)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 
+import numpy as np
 import pytest
 
 from dasher_rnn.adapt.profiles import ProfileStore
@@ -119,3 +120,33 @@ def test_adapt_shows_progress(tiny_model_dir, tmp_path, capsys):
     assert main([*common, "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "PPM" not in err and "step/s" not in err
+
+
+def test_profile_import_checks_the_rnn_part_against_the_model_it_was_adapted_from(tiny_model_dir, tmp_path, capsys):
+    """Issue 48: ``profile import`` accepted an RNN part of the wrong shape; the command finds the model (a shipped
+    one, or ``--model-dir``) and refuses the part before it changes anything."""
+    import json
+
+    from safetensors.numpy import save
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.adapt.profiles import PROFILE_FILE, ProfileStore
+
+    store = ProfileStore(tmp_path / "profiles")
+    w = build_writer(WriterConfig(model="rnn", model_dir=tiny_model_dir, profile="ann", profiles_dir=store.folder,
+                                  backend="torch"))
+    w.commit("Grandma Zofia brings kefir on Thursday. " * 3)
+    w.close()
+    usb = store.export("ann", tmp_path / "usb")
+    where = ["--profiles-dir", str(store.folder)]
+    assert main(["profile", "import", str(usb), "bob", *where]) == 2  # no shipped model is the tiny one
+    assert "--model-dir" in capsys.readouterr().err and not store.exists("bob")
+    assert main(["profile", "import", str(usb), "bob", "--model-dir", str(tiny_model_dir), *where]) == 0
+    info = json.loads((usb / PROFILE_FILE).read_text())
+    data = save({"embed.weight": np.zeros((3, 3), np.float32)})
+    (usb / info["files"]["rnn"]["file"]).write_bytes(data)
+    info["files"]["rnn"]["sha256"] = hashlib.sha256(data).hexdigest()
+    (usb / PROFILE_FILE).write_text(json.dumps(info))
+    before = store.load("bob").parts
+    assert main(["profile", "import", str(usb), "bob", "--yes", "--model-dir", str(tiny_model_dir), *where]) == 2
+    assert "does not fit the model" in capsys.readouterr().err and store.load("bob").parts == before

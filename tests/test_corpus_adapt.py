@@ -126,6 +126,26 @@ def test_dry_run_changes_nothing(tiny_model_dir, tmp_path):
     assert store.list() == []
 
 
+def test_a_dry_run_of_a_large_corpus_scores_a_sample_and_says_so(tiny_model_dir, tmp_path, monkeypatch):
+    """Issue 48: ``adapt --dry-run`` on 100 MB gave no answer in 300 s (it scored all 10 million characters)."""
+    from dasher_rnn.cli.adapt import summary
+
+    scored = []
+    real = corpus_adapt.message_bits
+
+    def counting(engine, messages, *args, **kwargs):
+        scored.append(sum(len(m.text) for m in messages))
+        return real(engine, messages, *args, **kwargs)
+
+    monkeypatch.setattr(corpus_adapt, "message_bits", counting)
+    monkeypatch.setattr(corpus_adapt, "DRY_RUN_CHARS", 400)
+    report, store = adapt(tiny_model_dir, tmp_path, USER_LINES * 4, dry_run=True)
+    sample = report["sample"]
+    assert scored == [sample["characters"]] and sample["characters"] < sample["of_characters"] / 2
+    assert sample["messages"] < sample["of_messages"] and store.list() == []
+    assert f"(a sample: one message in {sample['every']} of" in summary(report, dry_run=True)[0]
+
+
 def test_one_message_is_learned_by_ppm_and_leaves_the_rnn_as_it_was(tiny_model_dir, tmp_path, capsys, monkeypatch):
     """With a single message nothing is held out to check the new weights on: the RNN is not adapted (it crashed
     with KeyError 'overall' before), PPM learns the text."""

@@ -47,3 +47,51 @@ def test_an_unreadable_file_is_an_os_error(tmp_path):
     secret.chmod(0)
     with pytest.raises(PermissionError):
         read_bounded(secret, 10)
+
+
+# -- issue 48: one reader of JSON for every file, bounded in size and depth ---------------------------------------------
+DEEP = b"[" * 1000 + b"]" * 1000
+
+
+@pytest.mark.parametrize("data, depth", [(b"{}", 1), (b'["[[[", {"a": [1]}]', 3), (b'"\\\\"', 0), (DEEP, 1000),
+                                         (b'"\\' * 100_000, 0), (b'[' + b'"x\\"' * 1000, 1)])
+def test_json_depth_counts_brackets_outside_strings_in_linear_time(data, depth):
+    from dasher_rnn.files import json_depth
+
+    assert json_depth(data) == depth
+
+
+def test_read_json_refuses_what_is_too_deep_not_json_or_not_utf8_with_a_clear_error(tmp_path):
+    from dasher_rnn.files import BadFile, read_json
+
+    for name, data, said in [("deep", DEEP, "nested 1,000 deep"), ("torn", b'{"a": ', "not JSON"),
+                             ("latin", b'"\xe9"', "not UTF-8")]:
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(BadFile, match=said):
+            read_json(tmp_path / name, 1 << 20)
+    (tmp_path / "ok").write_bytes(b'\xef\xbb\xbf{"a": [1, "\xc3\xa9"]}')
+    assert read_json(tmp_path / "ok", 1 << 20) == {"a": [1, "é"]}
+
+
+def test_every_json_reader_says_a_deeply_nested_file_is_too_deep(tmp_path):
+    """Settings, the journal, the record of progress and a model's config.json go through ``files.read_json``."""
+    from dasher_rnn.adapt.progress import PROGRESS_FILE, ProgressLog
+    from dasher_rnn.journal import Journal
+    from dasher_rnn.lm.model_io import ModelFileError, read_config
+    from dasher_rnn.settings import SettingsStore
+
+    (tmp_path / "settings.json").write_bytes(DEEP)
+    store = SettingsStore(tmp_path / "settings.json")
+    store.load()
+    assert "nested 1,000 deep" in store.notice
+    (tmp_path / "journal").mkdir()
+    (tmp_path / "journal" / "journal.json").write_bytes(DEEP)
+    journal = Journal(tmp_path / "journal" / "journal.json")
+    assert "nested 1,000 deep" in (journal.notice or "")
+    (tmp_path / PROGRESS_FILE).write_bytes(DEEP + b"\n")
+    progress = ProgressLog(tmp_path)
+    assert progress.read() == [] and progress.skipped == 1
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_bytes(DEEP)
+    with pytest.raises(ModelFileError, match="nested 1,000 deep"):
+        read_config(tmp_path / "model")

@@ -501,3 +501,18 @@ def test_the_fake_server_helpers_are_not_racy():
     finally:
         fake.close()
     assert threading.active_count() >= 1
+
+
+def test_a_flood_of_acknowledgements_keeps_nothing_and_the_connections_go_with_it(streaming):
+    """Issue 48: ``<ACK ID="unique"/>`` grew ``acknowledged`` without bound (19 MB -> 1.29 GB in 60 s), kept after
+    the connection closed."""
+    source, connection = streaming
+    wait_for(lambda: len(source.acknowledged) == 3)
+    flood = b"".join(f'<ACK ID="FLOOD_{i}" STATE="1" />\r\n'.encode() for i in range(20_000))
+    connection.send(flood + rec(0.25, 0.75))
+    wait_for(lambda: moved_to(source, 0.25, 0.75))
+    assert source.acknowledged == {"ENABLE_SEND_TIME", "ENABLE_SEND_POG_BEST", "ENABLE_SEND_DATA"}
+    assert source.other_messages == 3 + 20_000  # counted, not kept
+    connection.close()
+    wait_for(lambda: source.state == "retrying")
+    assert source.acknowledged == set()

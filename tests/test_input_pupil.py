@@ -206,3 +206,61 @@ def test_read_surface_event_flips_y_and_marks_low_confidence():
     samples = read_surface_event(event)
     assert samples[0] == pytest.approx((0.1, 0.8, 1.5)) and samples[1] == pytest.approx((1.5, 1.5, 1.6))
     assert samples[2] is None  # off the surface is still a point (the app pauses outside); low confidence is not
+
+
+# -- issue 48: what the input holds is bounded, the newest sample wins, what is dropped is said -------------------------
+def _event(*data: tuple[float, float, float, float]) -> list[bytes]:
+    gaze = [{"norm_pos": [x, y], "confidence": c, "timestamp": t} for x, y, c, t in data]
+    return [b"surfaces.screen", msgpack.packb({"gaze_on_surfaces": gaze})]
+
+
+@pytest.fixture
+def unconnected():
+    """A source whose Pupil Remote is not there (it keeps retrying): its handling of messages, driven by the test."""
+    from tests.test_input_gazepoint import free_port
+
+    src = PupilCoreSource(port=free_port(), **FAST)
+    yield src
+    src.close()
+
+
+def test_what_zeromq_may_hold_for_the_input_is_a_few_mib():
+    """Issue 48: RCVHWM 1,000 x 1 MiB let the input hold about 1 GB (730 MB in 60 s at 0.8 MB messages)."""
+    from dasher_rnn.input.pupil_core import MAX_MESSAGE, QUEUE, RECEIVE_BUFFER
+
+    assert QUEUE * MAX_MESSAGE + RECEIVE_BUFFER <= 4 << 20
+
+
+def test_of_the_queued_messages_the_newest_wins_and_the_others_are_said(unconnected):
+    queued = [_event((0.1, 0.5, 1.0, 1.00)), [b"surfaces.screen", b"\xc1"], _event((0.2, 0.5, 1.0, 1.01)),
+              _event((0.3, 0.5, 1.0, 1.02), (0.4, 0.5, 1.0, 1.03))]
+    unconnected._handle_newest(queued)
+    assert at_x(unconnected, 0.4) and unconnected.received == 2  # the newest event's samples alone
+    assert unconnected.superseded == 2 and unconnected.rejected == 1
+    assert "2 older queued messages passed over" in unconnected.problems()
+
+
+def test_a_stale_sample_is_dropped_and_said(unconnected):
+    """Issue 48: samples more than 12 s old were treated as fresh."""
+    unconnected._handle(_event((0.5, 0.5, 1.0, 100.0)))  # the freshest delay so far
+    unconnected._handle(_event((0.7, 0.5, 1.0, 88.0)))  # 12 s older than its arrival says it should be
+    assert at_x(unconnected, 0.5) and unconnected.stale == 1
+    assert "1 stale samples dropped" in unconnected.problems()
+    unconnected._handle(_event((0.9, 0.5, 1.0, 100.5)))
+    assert at_x(unconnected, 0.9)
+
+
+def test_a_message_over_the_limit_is_dropped_and_said_and_the_input_goes_on(capture, source):
+    """Issue 48: frames over the limit were dropped silently."""
+    from dasher_rnn.input.pupil_core import MAX_MESSAGE
+
+    until_subscribed(capture, source)
+    capture.publish(b"surfaces.screen", b"\x00" * (2 * MAX_MESSAGE))
+    wait_for(lambda: source.disconnections >= 1)
+    assert "dropped connections to the publisher" in source.problems()
+
+    def goes_on() -> bool:
+        capture.surface((0.375, 0.5, 1.0, 1e9))  # Pupil's clock far ahead: fresh
+        return at_x(source, 0.375)
+
+    wait_for(goes_on, timeout=30.0)

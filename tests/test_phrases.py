@@ -99,6 +99,44 @@ def test_the_phrases_go_with_the_profile_on_export_and_import(tmp_path):
     assert bob.ordered()[0].text == "See you tomorrow" and bob.ordered()[0].uses == 1
 
 
+def test_a_deeply_nested_file_is_said_and_never_stops_the_app(tmp_path):
+    """Issue 48: '[' * 1000 + ']' * 1000 (2 KB) ended PhraseList._read in RecursionError at every start."""
+    folder = tmp_path / "anna"
+    folder.mkdir()
+    (folder / PHRASES_FILE).write_text("[" * 1000 + "]" * 1000)
+    phrases = PhraseList(folder)
+    assert phrases.phrases == [] and "nested 1,000 deep" in phrases.notice
+    phrases.add("Hello")  # the bad file is kept aside, never overwritten
+    assert [p.text for p in PhraseList(folder).phrases] == ["Hello"] and list(folder.glob("phrases.json.broken-*"))
+
+
+def test_a_lone_surrogate_is_left_out_and_every_save_and_export_goes_on(tmp_path):
+    """Issue 48: a phrase with a lone surrogate broke every phrase save and ``profile export`` (UnicodeEncodeError)."""
+    store = ProfileStore(tmp_path / "profiles")
+    store.save("anna", {}, {"characters_adapted": 0})
+    (store.path("anna") / PHRASES_FILE).write_text(
+        '{"format": 1, "phrases": [{"text": "bad \\ud800 one"}, {"text": "Good one"}]}')
+    phrases = PhraseList(store.path("anna"))
+    assert [p.text for p in phrases.phrases] == ["Good one"] and phrases.skipped == 1
+    phrases.use("Good one")
+    with pytest.raises(PhraseError, match="surrogate"):
+        phrases.add("also \ud800 bad")
+    exported = store.export("anna", tmp_path / "out")
+    assert [p.text for p in PhraseList(exported).phrases] == ["Good one"]
+
+
+def test_export_and_import_of_a_profile_with_a_deeply_nested_phrase_file_go_on(tmp_path):
+    """Issue 48: ``profile export`` crashed on it, and ``profile import`` replaced the parts, then crashed."""
+    store = ProfileStore(tmp_path / "profiles")
+    store.save("anna", {}, {"characters_adapted": 7})
+    (store.path("anna") / PHRASES_FILE).write_text("[" * 1000 + "]" * 1000)
+    exported = store.export("anna", tmp_path / "out")
+    assert not (exported / PHRASES_FILE).exists()  # not copied: nothing in it could be read
+    (exported / PHRASES_FILE).write_text("{" * 5000)
+    store.import_(exported, "bob")
+    assert store.load("bob").characters_adapted == 7 and not (store.path("bob") / PHRASES_FILE).exists()
+
+
 # -- in the zoom ----------------------------------------------------------------------------------------------
 def phrases_box(zoom: ZoomModel):
     control = zoom._child(zoom.root, zoom.control_symbol)
@@ -162,3 +200,23 @@ def test_the_window_writes_adds_and_counts_phrases_of_the_profile_in_use(qtbot, 
     assert part.phrases.ordered()[0].text == "Thank you" and part.phrases.ordered()[0].uses == 1
     assert PhraseList(tmp_path / "profiles" / "me").ordered()[0].text == "Thank you"  # saved
     assert window.controller.zoom.phrase_index("Thank you") == 0  # the most used comes first in the zoom too
+
+
+@pytest.mark.parametrize("content", ["[" * 1000 + "]" * 1000, '{"format": 1, "phrases": [{"text": "a \\ud800"}]}'])
+def test_the_window_starts_with_a_hostile_phrase_file_and_says_so(qtbot, tmp_path, monkeypatch, content):
+    """Issue 48: a 2 KB phrases.json stopped the app at every start (MainWindow built the list unguarded)."""
+    from dasher_rnn.lm.ppm import PPMModel
+    from tests.conftest import make_sentences, writer_source
+    from tests.test_ui import open_window
+
+    monkeypatch.setenv("DASHER_RNN_CONFIG", str(tmp_path / "settings.json"))
+    monkeypatch.setenv("DASHER_RNN_PROFILES", str(tmp_path / "profiles"))
+    (tmp_path / "profiles" / "me").mkdir(parents=True)
+    (tmp_path / "profiles" / "me" / PHRASES_FILE).write_text(content)
+    model = PPMModel(ALPHABET)
+    model.train_text("\n".join(make_sentences(50)) + "\n")
+    window = open_window(qtbot, source=writer_source("ppm", trained_ppm=model, profile="me"), profile="me")
+    part = window.phrases
+    assert part.phrases is not None and part.phrases.notice
+    part.add("Hello there")  # saving goes on: the bad file kept aside, the bad entry left out
+    assert [p.text for p in PhraseList(tmp_path / "profiles" / "me").phrases][-1] == "Hello there"

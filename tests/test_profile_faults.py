@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -261,25 +262,50 @@ def test_a_part_that_is_not_a_regular_file_within_bounds_is_set_aside_without_wa
     w.close(save=False)
 
 
-@pytest.mark.parametrize("special", ["fifo", "zero", "json"])
-def test_an_unusable_profile_json_is_set_aside_and_the_record_of_progress_stays(tiny_model_dir, tmp_path, special):
+@pytest.mark.parametrize("special", ["fifo", "zero", "json", "deep"])
+def test_an_unusable_profile_json_is_set_aside_alone_and_every_part_is_kept(tiny_model_dir, tmp_path, special):
+    """Issue 48: a profile.json that is not JSON set aside all four parts; each part can be checked on its own."""
     if special == "fifo" and not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs here")
-    two_versions(tiny_model_dir, tmp_path)
+    _, (weights, ppm) = two_versions(tiny_model_dir, tmp_path)
     folder = tmp_path / "ann"
+    parts = sorted(p.name for p in folder.glob("*.safetensors"))
     (folder / PROFILE_FILE).unlink()
     if special == "fifo":
         os.mkfifo(folder / PROFILE_FILE)
     elif special == "zero":
         (folder / PROFILE_FILE).symlink_to("/dev/zero")
+    elif special == "deep":
+        (folder / PROFILE_FILE).write_text("[" * 1000 + "]" * 1000)
     else:
         (folder / PROFILE_FILE).write_text('{"format": 2, "files": ')
     with pytest.raises(ProfileError, match="unreadable"):  # a strict load (eval, export) refuses, moving nothing
         finishes(ProfileStore(tmp_path).load, "ann")
     loaded = finishes(ProfileStore(tmp_path).load, "ann", True)
-    assert loaded.parts == {} and "starts afresh" in loaded.notices[0]
+    assert set(loaded.parts) == {"rnn", "ppm"} and "newest file is tried" in loaded.notices[0]
     assert (folder / PROGRESS_FILE).read_text() == RECORD and list(folder.glob("profile.json.broken-*"))
-    assert not list(folder.glob("*.safetensors"))  # unverifiable without profile.json: aside, never deleted
+    assert sorted(p.name for p in folder.glob("*.safetensors")) == parts  # nothing set aside but profile.json
+    w = hybrid(tiny_model_dir, tmp_path, "ann")  # what was learned goes on: the newest weights and counts
+    assert torch.equal(weights_of(w), weights) and w.mixer.to_bytes() == ppm
+    w.close()
+    assert ProfileStore(tmp_path).load("ann").parts  # saved again with a profile.json of its own
+
+
+def test_one_stray_entry_in_files_passes_over_that_entry_alone(tiny_model_dir, tmp_path):
+    """Issue 48: one stray entry in profile.json's ``files`` set aside the whole profile."""
+    _, (weights, ppm) = two_versions(tiny_model_dir, tmp_path)
+    folder = tmp_path / "ann"
+    info = json.loads((folder / PROFILE_FILE).read_text())
+    info["files"]["stray"] = {"file": "../elsewhere", "sha256": None}
+    (folder / PROFILE_FILE).write_text(json.dumps(info))
+    loaded = finishes(ProfileStore(tmp_path).load, "ann", True)
+    assert set(loaded.parts) == {"rnn", "ppm"} and "'stray'" in loaded.notices[0] and "passed over" in loaded.notices[0]
+    assert not list(folder.glob("*.broken-*"))
+    w = hybrid(tiny_model_dir, tmp_path, "ann")
+    assert torch.equal(weights_of(w), weights) and w.mixer.to_bytes() == ppm
+    w.commit(TEXT)
+    w.close()  # the next save drops the stray entry and keeps the previous version, as every save does
+    assert ProfileStore(tmp_path).load("ann").parts and len(list(folder.glob("rnn-*.safetensors"))) == 2
 
 
 def test_a_strict_load_never_repairs(tiny_model_dir, tmp_path):
@@ -373,6 +399,47 @@ def test_a_crafted_folder_is_refused_cleanly(tiny_model_dir, tmp_path, craft):
     assert not store.exists("carl")
 
 
+@pytest.mark.parametrize("craft", ["linked phrases", "linked progress", "linked part", "no sha256", "wrong shape",
+                                   "huge rnn part"])
+def test_an_import_checks_everything_before_it_changes_anything(tiny_model_dir, tmp_path, craft):
+    """Issue 48: ``profile import`` followed symbolic links out of the folder (outside phrases copied in), accepted a
+    500 MB part of the wrong shape and ``sha256: null``, and could fail after replacing the parts."""
+    from dasher_rnn.adapt.phrases import PHRASES_FILE
+    from dasher_rnn.adapt.session import expected_shapes
+    from dasher_rnn.lm.model_io import open_model
+
+    profiles = tmp_path / "profiles"
+    two_versions(tiny_model_dir, profiles)
+    store = ProfileStore(profiles)
+    src = store.export("ann", tmp_path / "usb")
+    store.import_(src, "bob")
+    before = store.load("bob").parts
+    info = json.loads((src / PROFILE_FILE).read_text())
+    rnn = src / info["files"]["rnn"]["file"]
+    outside = tmp_path / "secret.json"
+    if craft.startswith("linked"):
+        target = {"phrases": src / PHRASES_FILE, "progress": src / PROGRESS_FILE, "part": rnn}[craft.split()[1]]
+        outside.write_bytes(target.read_bytes() if target.exists() else b'{"format": 1, "phrases": [{"text": "x"}]}')
+        target.unlink(missing_ok=True)
+        target.symlink_to(outside)
+    elif craft == "no sha256":
+        info["files"]["ppm"]["sha256"] = None
+        (src / PROFILE_FILE).write_text(json.dumps(info))
+    elif craft == "wrong shape":
+        from safetensors.numpy import save
+
+        rewrite_part(src, "rnn", save({"encoder.weight": np.zeros((3, 3), np.float32)}))
+    else:
+        with open(rnn, "wb") as f:  # sparse: within MAX_PART_BYTES, far beyond what the model's weights take
+            f.truncate(400 * 2**20)
+        info["files"]["rnn"]["sha256"] = "0" * 64
+        (src / PROFILE_FILE).write_text(json.dumps(info))
+    folder = open_model(tiny_model_dir)
+    with pytest.raises(ProfileError, match="symbolic link|SHA-256|does not fit|bytes"):
+        finishes(store.import_, src, "bob", expected_shapes(folder), folder.base_hash)
+    assert store.load("bob").parts == before  # nothing changed
+
+
 def test_an_imported_record_of_progress_keeps_only_its_records(tiny_model_dir, tmp_path):
     profiles = tmp_path / "profiles"
     two_versions(tiny_model_dir, profiles)
@@ -390,6 +457,18 @@ def test_an_imported_record_of_progress_keeps_only_its_records(tiny_model_dir, t
 def test_names_windows_cannot_hold_are_refused_everywhere(name):
     with pytest.raises(ProfileError, match="invalid profile name"):
         check_name(name)
+
+
+@pytest.mark.parametrize("code", ["de", "fr", "sr-Latn", "pt_BR", "zh-Hant-TW"])
+def test_a_64_character_name_with_a_language_is_still_a_profile(tmp_path, code):
+    """Issue 48: a 64-character profile name with ``language: de`` stopped the app at every start (anna...a.de has 67
+    characters, past the bound of a name)."""
+    from dasher_rnn.adapt.compose import language_profile
+
+    name = language_profile("a" * 64, code)
+    assert check_name(name) == name and ProfileStore(tmp_path).path(name).name == name
+    with pytest.raises(ProfileError):
+        check_name("a" * 65)
 
 
 @pytest.mark.parametrize("name", ["console", "anna.de", "com10", "nullable", "a.b-c_d"])

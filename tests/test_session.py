@@ -147,6 +147,10 @@ def test_a_corrupt_or_mismatched_part_is_set_aside_alone(tiny_model_dir, tmp_pat
     if damage in ("step_scale", "count"):  # a bad number is reset; the weights it describes are kept
         assert f"{'step_scale' if damage == 'step_scale' else 'characters_adapted'} starts again" in notice
         assert torch.equal(weights_of(fallback.session), weights_of(first.session))
+    elif damage in ("json", "deep"):  # profile.json alone is set aside: the part's newest file is checked by the model
+        assert "newest file is tried" in notice and "count of characters learned starts again" in notice
+        assert torch.equal(weights_of(fallback.session), weights_of(first.session))
+        assert list(folder.glob("profile.json.broken-*")) and not list(folder.glob("*.safetensors.broken-*"))
     else:  # what cannot be used is set aside, alone (the profile's folder stays), and the RNN starts afresh
         assert "could not be used" in notice and "starts afresh" in notice
         assert torch.equal(weights_of(fallback.session), weights_of(base))
@@ -264,7 +268,7 @@ def test_a_profile_folder_that_cannot_be_read_is_set_aside_and_nothing_leaks(tin
         (tmp_path / "odd").mkdir()
         (tmp_path / "odd" / PROFILE_FILE).mkdir()
         w = writer(tiny_model_dir, tmp_path, "odd")
-        assert "could not be used" in w.status().notice
+        assert "unreadable" in w.status().notice and "a folder" in w.status().notice
         w.commit(TEXT)
         w.close()
         assert store.load("odd").characters_adapted == len(TEXT)
@@ -291,3 +295,23 @@ def test_hostile_profile_files_are_refused_clearly(tiny_model_dir, tmp_path):
     (store.folder / "deep" / PROFILE_FILE).write_text("[" * 100_000 + "]" * 100_000)
     rows = {row["name"]: row for row in store.list()}  # one bad profile never breaks the listing
     assert rows["frank"]["characters_adapted"] == len(TEXT) and "unreadable" in rows["deep"]["error"]
+
+
+def test_the_status_says_when_learning_was_not_kept_or_is_slowed(tiny_model_dir):
+    """Issue 48: learning slowed by guard events, and learning on text that made held-out text worse, were silent."""
+    rng = np.random.default_rng(4)
+    config = AdaptConfig(rule="sgd", eta=0.5, segment=10, heldout_every=10, heldout_symbols=400,
+                         margin=float("inf"), spike=float("inf"))
+    session = WritingSession(tiny_model_dir, config)
+    try:
+        session.commit("I need some tea please. Could you open the window? My daughter comes on Sunday. " * 6)
+        session.flush()
+        assert session.stats()["notice"] is None
+        session.commit("".join(rng.choice(list("qzxjvkwy#%&@"), 900)))
+        session.flush()
+        stats = session.stats()
+        assert stats["heldout_events"] >= 1 and "was not kept" in stats["notice"]
+        session.evaluator.scale, session.evaluator.stats.guard_events = 1 / 64, 6
+        assert "slowed to 1/64" in session.stats()["notice"] and session.stats()["step_scale"] == 1 / 64
+    finally:
+        session.close()

@@ -60,6 +60,9 @@ class CorpusAdaptConfig:
     max_chars: int = MAX_CHARS  # characters of the user's writing read (``user_corpus.read_user_corpus``)
 
 
+DRY_RUN_CHARS = 200_000  # characters a dry run scores at most (a sample of the corpus beyond)
+
+
 @dataclass
 class Message:
     source: str
@@ -190,6 +193,15 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
     messages, dropped = split_messages(documents, alphabet, config.max_unknown)
     if not messages:
         raise ValueError("the corpus has no usable text (empty, or mostly outside the alphabet)")
+    sample = None
+    total = sum(len(m.text) for m in messages)
+    if dry_run and total > DRY_RUN_CHARS:  # a dry run answers promptly: it scores every k-th message, and says so
+        step = -(-total // DRY_RUN_CHARS)
+        sample = {"every": step, "messages": -(-len(messages) // step), "of_messages": len(messages),
+                  "of_characters": total}
+        messages = messages[::step]
+        sample["characters"] = sum(len(m.text) for m in messages)
+        log(f"dry run: scoring every {step}th message ({sample['characters']:,} of {total:,} characters)")
     before_all = message_bits(engine, messages, progress=progress, desc="scoring the corpus")
     improbable = [b / max(1, len(m.text)) > config.max_bits for b, m in zip(before_all, messages, strict=True)]
     dropped["improbable"] = int(sum(improbable))
@@ -206,6 +218,8 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
         "messages": len(messages), "dropped": dropped, "train_messages": len(train), "held_out_messages": len(held_msgs),
         "train_chars": sum(len(m.text) + 1 for m in train), "held_out_bpc_before": before, "config": asdict(config),
     }
+    if sample is not None:
+        report["sample"] = sample  # the counts and figures above are the sample's
     if dry_run or not train or not held_msgs:
         if not train:
             log("nothing left to adapt on after filtering")

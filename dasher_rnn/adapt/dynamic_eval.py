@@ -136,3 +136,9 @@ class DynamicEvaluator(StreamEvaluator):
         with torch.no_grad():
             _, state = self.model(self._symbols(symbols)[None, :], self.state)
         self.state = (state[0].detach(), state[1].detach())
+
+    def _heldout_loss(self, symbols: list[int]) -> float:
+        with torch.no_grad():
+            h0, c0 = self.model.initial_state(1)
+            loss, _ = self._segment_loss(self.model, (h0.detach(), c0.detach()), self._symbols(symbols))
+        return float(loss.item())

@@ -17,7 +17,16 @@ into a ring bounded by memory; deleting past an update restores the checkpoint b
 re-entering the same text reproduces the weights exactly. The guard scores every segment under
 the base weights too; when the adapted loss exceeds the base loss by ``margin`` bits/char on
 average over ``window`` segments (or by twice that on one segment), or a loss or gradient is not finite, or the gradient norm
-spikes, it rolls back to the checkpoint before the trouble, halves the step and records an event.
+spikes, it rolls back to the checkpoint before the trouble, halves the step and records an event. The damping
+does not last: every ``recovery`` updates without a guard event the step doubles again, up to its full size, so
+bursts of bad text cannot leave a profile learning slowly for good.
+
+Text can also do harm the guard cannot see, because it scores each segment against the base model on that same text
+(random text is as hard for both): it makes the model predict the user's *other* text worse. So every
+``heldout_every`` updates the weights are scored on held-out text, the ``heldout_symbols`` symbols the user wrote
+before the anchor (the last check that found nothing worse), against the anchor's weights; when learning since the
+anchor made that text more than ``heldout_margin`` bits/char harder to predict, it is not kept (the anchor's weights
+come back, and a ``held-out`` event says so). Harm that comes a little at a time adds up against the same anchor.
 
 ``StreamEvaluator`` is the stream, the ring and the guard; two engines do the arithmetic with the same rules and
 give the same weights (to float rounding): ``adapt/dynamic_eval.py::DynamicEvaluator`` (torch: every cell, the
@@ -58,6 +67,11 @@ class AdaptConfig:
     window: int = 3
     spike: float = 20.0  # gradient norm above this many times the running median is a spike
     damp: float = 0.5
+    recovery: int = 50  # updates without a guard event after which a damped step doubles again (0: never)
+    heldout_every: int = 50  # updates between checks on held-out text (0: never)
+    heldout_symbols: int = 500  # symbols of held-out text (at least 200 are needed for a check)
+    heldout_tolerance: float = 0.02  # bits/char worse on held-out text that still counts as nothing worse
+    heldout_margin: float = 0.15  # bits/char worse on held-out text than at the anchor: not kept
     ring_bytes: int = 64 * 2**20
     method: str = "full"  # which parameters adapt: every weight, or a state adapter (sparse, lhuc)
     feed: bool = True  # state adapters: the modified state feeds the recurrence (else only the head reads it)
@@ -117,6 +131,7 @@ class AdaptStats:
     updates: int = 0
     rollbacks: int = 0  # on deletion
     guard_events: int = 0  # explosions caught
+    heldout_events: int = 0  # learning not kept because it made held-out text worse
     adapted_bits: float = 0.0  # bits of every adapted segment as predicted before its update
     base_bits: float = 0.0  # the same segments under the base weights
     events: list[dict] = field(default_factory=list)
@@ -145,6 +160,9 @@ class StreamEvaluator:
         self.ring: deque[Checkpoint] = deque()
         self.stats = AdaptStats()
         self.ring_size = max(1, config.ring_bytes // max(1, size * 4))
+        self.good: Checkpoint | None = None  # the anchor: the weights at the last check that found nothing worse
+        self._anchor_bits: float | None = None  # the anchor's bits/char on its held-out text, once computed
+        self.since_check = 0  # updates since the last check
 
     # -- the writing stream ------------------------------------------------------
     def commit(self, symbol: int) -> bool:
@@ -172,6 +190,8 @@ class StreamEvaluator:
             checkpoint = self.ring.pop() if self.ring else newer
             if checkpoint is None:
                 raise RuntimeError("no checkpoint to restore")  # cannot happen: every update pushes one
+            if self.good is not None and self.good.offset > checkpoint.offset:
+                self.good = None  # the check's weights learned from deleted text: the next check starts again
             if checkpoint.offset > length:
                 self.stats.events.append({"event": "rollback-beyond-ring", "offset": checkpoint.offset,
                                           "kept_deleted_symbols": checkpoint.offset - length})
@@ -229,6 +249,10 @@ class StreamEvaluator:
         """``state`` moved over ``symbols`` with the adapted weights, learning nothing."""
         raise NotImplementedError
 
+    def _heldout_loss(self, symbols: list[int]) -> float:
+        """Mean nats of ``symbols`` under the adapted weights, from the state a message starts from; nothing changes."""
+        raise NotImplementedError
+
     # -- updates -----------------------------------------------------------------
     def _checkpoint(self) -> Checkpoint:
         return Checkpoint(self.offset, self._flat(), self.state, self.base_state, self.scale, list(self.window),
@@ -271,6 +295,48 @@ class StreamEvaluator:
         self._step(grads)
         if not self._finite():  # e.g. a corrupt step size: never keep them
             self._guard("non-finite weights after a step")
+            return
+        if cfg.recovery > 0 and self.scale < 1.0 and self.since_guard % cfg.recovery == 0:
+            self.scale = min(1.0, self.scale * 2.0)  # learning goes on well: the damping wears off
+        self.since_check += 1
+        if cfg.heldout_every > 0 and self.since_check >= cfg.heldout_every:
+            self._check_heldout()
+
+    def _check_heldout(self) -> None:
+        """Compare the weights now with the anchor's (the weights of the last check that found nothing worse) on the
+        held-out text, the symbols written before the anchor. Nothing worse (``heldout_tolerance``): now is the new
+        anchor. Worse by up to ``heldout_margin``: learning goes on, the anchor stays, so harm that comes a little at
+        a time adds up against it. Worse by more: what was learned since the anchor is not kept."""
+        cfg, anchor = self.config, self.good
+        self.since_check = 0
+        now = self._checkpoint()
+        if anchor is None:
+            self.good, self._anchor_bits = now, None
+            return
+        heldout = self.committed[max(0, anchor.offset - cfg.heldout_symbols) : anchor.offset]
+        if len(heldout) < 200:
+            self.good, self._anchor_bits = now, None
+            return
+        bits_now = self._heldout_loss(heldout) / LN2
+        if self._anchor_bits is None:
+            self._set_flat(anchor.weights)
+            self._anchor_bits = self._heldout_loss(heldout) / LN2
+            self._set_flat(now.weights)
+        worse = bits_now - self._anchor_bits
+        if math.isfinite(worse) and worse <= cfg.heldout_tolerance:
+            self.good, self._anchor_bits = now, None
+            return
+        if math.isfinite(worse) and worse <= cfg.heldout_margin:
+            return
+        # not kept: the anchor's weights come back (the anchor and its held-out text stay, so more of the same text
+        # is judged against the same writing); deleting back from here restores them too
+        self._set_flat(anchor.weights)
+        self.ring.clear()
+        self.ring.append(Checkpoint(self.offset, anchor.weights, self.state, self.base_state, self.scale, [], [],
+                                    self.since_guard))
+        self.stats.heldout_events += 1
+        self.stats.events.append({"event": "held-out", "worse_by": round(worse, 3) if math.isfinite(worse) else None,
+                                  "not_kept": [anchor.offset, self.offset], "heldout_symbols": len(heldout)})
 
     def _guard(self, reason: str) -> None:
         """Roll back to the checkpoint before the window of trouble, damp the step, record it.
@@ -300,6 +366,7 @@ class StreamEvaluator:
         self.offset, self.base_state = offset, base_now
         self.scale = (scale_now if math.isfinite(scale_now) and 0 < scale_now <= 1 else 1.0) * self.config.damp
         self.window, self.grad_norms, self.since_guard = [], [], 0
+        self.good, self.since_check = None, 0  # the next check starts from the weights the guard left
         self.stats.guard_events += 1
         self.stats.events.append({"event": "guard", "reason": reason, "offset": offset,
                                   "rolled_back_to": rolled_back_to, "step_scale": self.scale})

@@ -147,3 +147,8 @@ class NumpyEvaluator(StreamEvaluator):
 
     def _carry(self, symbols: list[int]) -> None:
         self.state = numpy_lstm.run(self.weights, symbols, self.state)
+
+    def _heldout_loss(self, symbols: list[int]) -> float:
+        with one_blas_thread():
+            loss, _ = numpy_lstm.segment_loss(self.weights, symbols, numpy_lstm.initial_state(self.weights))
+        return float(loss)

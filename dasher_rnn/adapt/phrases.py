@@ -10,8 +10,9 @@ A phrase is written like written text: the zoom inserts it into the message (``z
 spoken and learned by the model as if the user had written it. It must be in the writer's alphabet; ``add`` folds
 it onto the alphabet (``normalise``) and refuses one that is empty, too long or already stored.
 
-The file is the user's to edit, copy or break: it is read with ``files.read_bounded`` (a regular file of at most
-``MAX_BYTES``), entries that are not phrases are skipped and counted (``skipped``), and a file that cannot be read
+The file is the user's to edit, copy or break: it is read with ``files.read_json`` (a regular file of at most
+``MAX_BYTES``, nested at most ``files.MAX_DEPTH`` deep), entries that are not phrases (a text with a lone surrogate
+or a NUL among them: no file could hold it) are skipped and counted (``skipped``), and a file that cannot be read
 at all is set aside (``files.set_aside``) when the list is next saved, never silently overwritten. Saving is one
 ``files.atomic_write``, readable by the user only. The file goes with the profile on export and import.
 """
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dasher_rnn.files import UnreadableFile, atomic_write, read_bounded, set_aside
+from dasher_rnn.files import BadFile, UnreadableFile, atomic_write, is_storable, read_json, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def _phrase(entry: object) -> Phrase | None:
     if not isinstance(entry, dict):
         return None
     text, uses, last = entry.get("text"), entry.get("uses", 0), entry.get("last_used", 0.0)
-    if not isinstance(text, str) or not text.strip() or len(text) > MAX_LENGTH or "\x00" in text:
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_LENGTH or not is_storable(text):
         return None
     if isinstance(uses, bool) or not isinstance(uses, int) or not 0 <= uses <= MAX_USES:
         return None
@@ -89,13 +90,13 @@ class PhraseList:
 
     def _read(self, language: str) -> list[Phrase]:
         try:
-            data = json.loads(read_bounded(self.path, MAX_BYTES).decode("utf-8"))
+            data = read_json(self.path, MAX_BYTES)
         except FileNotFoundError:
             return [Phrase(text) for text in STARTERS.get(language.split("-")[0].split("_")[0], ())]
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # UnreadableFile, BadFile (not UTF-8, not JSON, nested too deeply)
             self._unreadable = True
-            why = "not a regular file, or too large" if isinstance(exc, UnreadableFile) else "not a phrase list"
-            self.notice = f"{self.path}: {why}; it is kept aside when a phrase is next stored"
+            why = str(exc) if isinstance(exc, UnreadableFile | BadFile) else f"{self.path}: not a phrase list"
+            self.notice = f"{why}; it is kept aside when a phrase is next stored"
             log.warning("%s", self.notice)
             return []
         entries = data.get("phrases") if isinstance(data, dict) else None
@@ -137,6 +138,8 @@ class PhraseList:
         text = text.strip()
         if not text:
             raise PhraseError("there is nothing to store: write the phrase first")
+        if not is_storable(text):
+            raise PhraseError("a quick phrase cannot hold a lone surrogate or a NUL character")
         if len(text) > MAX_LENGTH:
             raise PhraseError(f"a quick phrase has at most {MAX_LENGTH} characters, this one {len(text)}")
         if text in self:
@@ -172,7 +175,7 @@ class PhraseList:
         if self._unreadable and self.path.exists():
             set_aside(self.path)
         self._unreadable = False
-        data = {"format": 1, "phrases": [p.to_json() for p in self.phrases]}
+        data = {"format": 1, "phrases": [p.to_json() for p in self.phrases if is_storable(p.text)]}
         atomic_write(self.path, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"), private=True)
 
 

@@ -13,9 +13,11 @@ and checked against its recorded SHA-256 before use, and every number read is ra
 A profile is repaired part by part (``ProfileStore.load(name, repair=True)``, as the Writer loads one): a part
 that cannot be used (missing, not a regular file, too large, not matching its SHA-256, or refused by the model
 that reads it through ``LoadedProfile.reject``) is set aside alone with ``files.set_aside`` and the part's
-previous version is tried; a bad count or step scale in ``profile.json`` is reset, the weights kept; an unusable
-``profile.json`` is set aside with the part files it may name (they cannot be checked without it). The other
-parts and the record of progress stay, and ``LoadedProfile.notices`` says what was lost, if anything.
+previous version is tried; a bad count or step scale in ``profile.json`` is reset, the weights kept; an entry of its
+``files`` that names no part's file is passed over alone. An unusable ``profile.json`` (not JSON, nested too deeply,
+not a profile) is set aside alone, and each part's newest files in the folder are tried in its place: without their
+recorded SHA-256 the model that reads them checks them (its shapes, finite numbers), and the count of characters
+starts again. The other parts and the record of progress stay, and ``LoadedProfile.notices`` says what was lost.
 
 Beside the parts, ``progress.jsonl`` (``adapt/progress.py``) records how each message was written; it is
 appended to by the app, not versioned, and goes with the profile on export and import; so do the quick phrases
@@ -45,7 +47,7 @@ from filelock import FileLock, Timeout
 
 from dasher_rnn import __version__
 from dasher_rnn.adapt.phrases import copy_phrases
-from dasher_rnn.files import BROKEN, MiB, atomic_write, is_temporary, read_bounded, set_aside
+from dasher_rnn.files import BROKEN, MiB, atomic_write, is_temporary, read_bounded, read_json, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +61,8 @@ MAX_INFO_BYTES = 1 << 20
 MAX_PART_BYTES = 512 * MiB  # a part's file (the shipped RNN's weights are ~10 MB; PPM's counts grow with use)
 MAX_COUNT = 2**53  # characters adapted: exact in a float, far beyond a lifetime of writing
 PART_LABELS = {"rnn": "what the RNN learned", "ppm": "what PPM and the mixing weights learned"}
-_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+# 1 to 64 characters, then the language's code a language's profile adds (``compose.language_profile``: anna.sr-Latn)
+_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:\.[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3})?\Z")
 # names Windows keeps for devices, with or without an extension ("CON", "nul.de"): a profile must move between machines
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"{d}{i}" for d in ("COM", "LPT") for i in range(10))}
 
@@ -89,7 +92,8 @@ def _is_name(name: object) -> bool:
 def check_name(name: str) -> str:
     """``name`` when it can name a profile folder on every system (Windows included), else ``ProfileError``."""
     if not _is_name(name):
-        raise ProfileError(f"invalid profile name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-', "
+        raise ProfileError(f"invalid profile name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-' (and a "
+                           "language's code after a '.'), "
                            "starting with a letter or digit and not ending with '.', and not a name Windows keeps "
                            "for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9)")
     return name
@@ -178,7 +182,8 @@ class ProfileStore:
                 if info is None:
                     continue
                 rows.append({"name": d.name, "characters_adapted": _count(info, "characters_adapted"),
-                             "parts": ",".join(sorted(_files(d, info))), "updated": str(info.get("updated", ""))[:40],
+                             "parts": ",".join(sorted(_files(d, info, strict=False))),
+                             "updated": str(info.get("updated", ""))[:40],
                              "base_model": str(info.get("base_model_hash") or "")[:12]})
             except ProfileError as exc:
                 rows.append({"name": d.name, "error": str(exc)})
@@ -202,7 +207,7 @@ class ProfileStore:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             old = read_info(folder)
-            current = _files(folder, old) if old else {}
+            current = _files(folder, old, strict=False) if old else {}
         except ProfileError:
             old, current = None, {}  # a broken profile.json is replaced by this version
         stamp = f"{time.time_ns():x}"
@@ -242,18 +247,21 @@ class ProfileStore:
         except ProfileError as exc:
             if not repair:
                 raise
-            return LoadedProfile(name, {}, {}, [self._set_aside_info(name, folder, exc)])
+            return self._without_info(name, folder, exc)
         if info is None:
             return None
         if not repair:
             loaded = LoadedProfile(name, info, _read_parts(folder, info))
             loaded.characters_adapted, loaded.step_scale  # noqa: B018 -- checked now, not at first use
             return loaded
+        passed_over: list[str] = []
         try:
-            versions = _versions(folder, info)
-        except ProfileError as exc:
-            return LoadedProfile(name, {}, {}, [self._set_aside_info(name, folder, exc)])
+            versions = _versions(folder, info, passed_over)
+        except ProfileError as exc:  # 'files' is not a table at all: the part files are found without it
+            return self._without_info(name, folder, exc)
         repairer = _Repairer(name, folder, versions)
+        for problem in passed_over:
+            repairer.say(f"{problem}: passed over (the other parts are used)")
         loaded = LoadedProfile(name, info, {}, repairer.notices, repairer.next_version)
         for part in versions:
             data = repairer.first_version(part)
@@ -267,6 +275,43 @@ class ProfileStore:
             except ProfileError as exc:
                 info[key] = default
                 repairer.say(f"profile {name!r}: {exc}; {key} starts again from {default} (what was learned is kept)")
+        return loaded
+
+    def _without_info(self, name: str, folder: Path, problem: ProfileError) -> LoadedProfile:
+        """A profile whose ``profile.json`` cannot be used: it is set aside alone, and each part's newest files in
+        the folder are tried in its place (the model that reads them checks them; ``info['recovered']``), so one bad
+        file never costs every part."""
+        if not folder.is_dir():
+            return LoadedProfile(name, {}, {}, [self._set_aside_info(name, folder, problem)])
+        try:
+            moved = f"set aside as {set_aside(folder / PROFILE_FILE).name}"
+        except OSError as exc:
+            moved = f"left where it is ({exc.strerror or exc})"
+        found: dict[str, list[tuple[int, str]]] = {}
+        for f in folder.iterdir():
+            part, _, stamp = f.name.removesuffix(PART_SUFFIX).partition("-")
+            if part in PARTS and _is_part_file(f.name) and re.fullmatch(r"[0-9a-f]{1,32}", stamp):
+                found.setdefault(part, []).append((int(stamp, 16), f.name))
+        versions = {part: [{"file": file, "sha256": None} for _, file in sorted(files, reverse=True)[:2]]
+                    for part, files in found.items()}
+        repairer = _Repairer(name, folder, versions)
+        repairer.say(f"profile {name!r}: {problem}; it was {moved}, and each part's newest file is tried without it "
+                     "(the count of characters learned starts again)")
+        loaded = LoadedProfile(name, {"format": PROFILE_FORMAT, "recovered": True}, {}, repairer.notices,
+                               repairer.next_version)
+        for part in versions:
+            data = repairer.first_version(part)
+            if data is not None:
+                loaded.parts[part] = data
+        if loaded.parts:  # a profile.json naming what was found, so the next start finds it too (not afresh)
+            now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            loaded.info["files"] = {part: {"file": versions[part][repairer.used[part]]["file"], "sha256": _sha256(data)}
+                                    for part, data in loaded.parts.items()}
+            loaded.info.update({"previous": None, "created": now, "updated": now, "program_version": __version__})
+            try:
+                atomic_write(folder / PROFILE_FILE, (json.dumps(loaded.info, indent=2) + "\n").encode(), private=True)
+            except OSError as exc:
+                log.warning("could not write %s: %s", folder / PROFILE_FILE, exc)
         return loaded
 
     def _set_aside_info(self, name: str, folder: Path, problem: ProfileError) -> str:
@@ -316,32 +361,68 @@ class ProfileStore:
         atomic_write(out / PROFILE_FILE, (json.dumps(record, indent=2) + "\n").encode(), private=True)
         return out
 
-    def import_(self, source: str | Path, name: str) -> Path:
-        """Install an exported profile under ``name``: refused (``ProfileError``) unless every file is a regular file
-        within its bound, every part matches its SHA-256 and reads as safetensors with finite numbers, every number
-        is in range, and no other program holds the profile (``ProfileInUse``: its holder would save over it). The
-        record of progress comes with it, its lines checked (those that are not records are left out)."""
+    def import_(self, source: str | Path, name: str, shapes: dict[str, tuple[int, ...]] | None = None,
+                base_hash: str | None = None) -> Path:
+        """Install an exported profile under ``name``. Everything is checked before anything changes: refused
+        (``ProfileError``) unless every file is a regular file in the folder (no symbolic link, which could bring in
+        a file from anywhere) within its bound, every part has a SHA-256 and matches it, reads as safetensors with
+        finite numbers and, given the model's ``shapes`` and ``base_hash`` (``session.expected_shapes``), has the
+        model's names and shapes (a larger file than those shapes need is not read), every number is in range, and
+        no other program holds the profile (``ProfileInUse``: its holder would save over it). The record of progress
+        and the quick phrases come with it, checked (lines and entries that are not records or phrases are left out)."""
+        from dasher_rnn.adapt.phrases import PHRASES_FILE, PhraseList
+        from dasher_rnn.adapt.progress import PROGRESS_FILE
+
         source = Path(source)
         lock = self.lock(name)
         try:
+            for file in (PROFILE_FILE, PROGRESS_FILE, PHRASES_FILE):
+                _no_link(source / file)
             info = read_info(source)
             if info is None:
                 raise ProfileError(f"{source}: no {PROFILE_FILE} here")
-            parts = _read_parts(source, info)
+            files = _files(source, info)
+            parts: dict[str, bytes] = {}
+            for part, entry in files.items():
+                _no_link(source / entry["file"])
+                if not isinstance(entry.get("sha256"), str) or not re.fullmatch(r"[0-9a-f]{64}", entry["sha256"]):
+                    raise ProfileError(f"{source / PROFILE_FILE}: the {part} part has no SHA-256 (an exported profile "
+                                       "records one for every part)")
+                limit = _expected_bytes(shapes) if part == "rnn" and shapes is not None else MAX_PART_BYTES
+                parts[part] = _read_part(source, entry, limit)
             if "rnn" in parts and not isinstance(info.get("base_model_hash"), str):
                 raise ProfileError(f"{source / PROFILE_FILE}: no base_model_hash for the RNN weights")
             loaded = LoadedProfile(name, info, parts)
             loaded.characters_adapted, loaded.step_scale  # noqa: B018 -- refuse what would fail to load
             for part, data in parts.items():
                 _check_numbers(source, part, data)
+            if "rnn" in parts and shapes is not None:
+                decode_weights(loaded, shapes, base_hash or "")  # the model's names and shapes, or ProfileError
             records = _read_progress(source)
+            phrases = PhraseList(source, phrases=None) if (source / PHRASES_FILE).is_file() else None
+            if phrases is not None and phrases.notice and not phrases.phrases:
+                log.warning("not imported: %s", phrases.notice)
+                phrases = None
             folder = self.save(name, parts, info, info.get("base_model_hash"))
             if records is not None:
                 _write_progress(folder, records)
-            copy_phrases(source, folder)
+            if phrases is not None:
+                PhraseList(folder, phrases=phrases.phrases).save()
             return folder
         finally:
             lock.release()
+
+
+def _no_link(path: Path) -> None:
+    """An imported profile's file is its folder's own: ``ProfileError`` for a symbolic link."""
+    if path.is_symlink():
+        raise ProfileError(f"{path} is a symbolic link: an exported profile's files are the folder's own; refused")
+
+
+def _expected_bytes(shapes: dict[str, tuple[int, ...]]) -> int:
+    """The most bytes an ``rnn`` part of a model with ``shapes`` can take: every parameter in float32, and room for
+    the safetensors header."""
+    return sum(4 * math.prod(shape) for shape in shapes.values()) + MiB
 
 
 class _Repairer:
@@ -434,19 +515,20 @@ def read_info(folder: Path) -> dict | None:
     regular file, larger than ``MAX_INFO_BYTES``, not JSON, not a profile)."""
     path = folder / PROFILE_FILE
     try:
-        info = json.loads(read_bounded(path, MAX_INFO_BYTES).decode("utf-8"))
+        info = read_json(path, MAX_INFO_BYTES)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad UTF-8, JSON or numbers
+    except (OSError, ValueError) as exc:  # UnreadableFile, BadFile (not UTF-8, not JSON, nested too deeply)
         raise ProfileError(f"{path}: unreadable ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(info, dict) or info.get("format") not in (1, PROFILE_FORMAT):
         raise ProfileError(f"{path}: not a profile of format 1 or {PROFILE_FORMAT}")
     return info
 
 
-def _files(folder: Path, info: dict) -> dict[str, dict]:
+def _files(folder: Path, info: dict, strict: bool = True, passed_over: list[str] | None = None) -> dict[str, dict]:
     """Part name -> {"file", "sha256"} of a version (format 1 mapped onto parts); ``ProfileError`` for an entry
-    that does not name a part's file in the folder."""
+    that does not name a part's file in the folder, or, not ``strict``, the entry is left out (and said in
+    ``passed_over``)."""
     files: object
     if info.get("format") == 1:
         legacy: dict[str, dict] = {}
@@ -459,21 +541,29 @@ def _files(folder: Path, info: dict) -> dict[str, dict]:
         files = info.get("files")
     if not isinstance(files, dict) or not all(isinstance(v, dict) for v in files.values()):
         raise ProfileError(f"{folder / PROFILE_FILE}: 'files' is not a table of parts")
+    good = {}
     for part, entry in files.items():
         sha = entry.get("sha256")
         if part not in PARTS or not _is_part_file(entry.get("file")) or not (sha is None or isinstance(sha, str)):
-            raise ProfileError(f"{folder / PROFILE_FILE}: bad entry for part {str(part)[:40]!r}")
-    return files
+            problem = f"{folder / PROFILE_FILE}: bad entry for part {str(part)[:40]!r}"
+            if strict:
+                raise ProfileError(problem)
+            if passed_over is not None:
+                passed_over.append(problem)
+            continue
+        good[part] = entry
+    return good
 
 
-def _versions(folder: Path, info: dict) -> dict[str, list[dict]]:
-    """Each part's versions, newest first: the current one, then the previous one when it is another file."""
-    versions = {part: [entry] for part, entry in _files(folder, info).items()}
+def _versions(folder: Path, info: dict, passed_over: list[str] | None = None) -> dict[str, list[dict]]:
+    """Each part's versions, newest first: the current one, then the previous one when it is another file (an
+    entry that names no part's file is left out, and said in ``passed_over``)."""
+    versions = {part: [entry] for part, entry in _files(folder, info, strict=False, passed_over=passed_over).items()}
     previous = info.get("previous")
     if info.get("format") == 1 and isinstance(previous, dict) and previous.get("weights_file"):
         previous = {"files": {"rnn": {"file": previous.get("weights_file"), "sha256": previous.get("weights_sha256")}}}
     try:
-        older = _files(folder, {"files": previous.get("files")}) if isinstance(previous, dict) else {}
+        older = _files(folder, {"files": previous.get("files")}, strict=False) if isinstance(previous, dict) else {}
     except ProfileError:
         older = {}  # a damaged record of the previous version: only the current one can be tried
     for part, entry in older.items():
@@ -488,10 +578,10 @@ def _is_part_file(file: object) -> bool:
         and file.endswith(PART_SUFFIX) and "/" not in file and "\\" not in file
 
 
-def _read_part(folder: Path, entry: dict) -> bytes:
+def _read_part(folder: Path, entry: dict, limit: int = MAX_PART_BYTES) -> bytes:
     file = entry["file"]
     try:
-        data = read_bounded(folder / file, MAX_PART_BYTES)
+        data = read_bounded(folder / file, limit)
     except OSError as exc:
         raise ProfileError(f"{folder / file}: cannot be read ({exc.strerror or exc})") from None
     if entry.get("sha256") is not None and _sha256(data) != entry.get("sha256"):
@@ -547,7 +637,8 @@ def decode_weights(loaded: LoadedProfile, shapes: dict[str, tuple[int, ...]], ba
     import numpy as np
     from safetensors.numpy import load
 
-    if loaded.info.get("base_model_hash") != base_hash:
+    recovered = loaded.info.get("recovered") is True and loaded.info.get("base_model_hash") is None
+    if loaded.info.get("base_model_hash") != base_hash and not recovered:  # (recovered: only the shapes can tell)
         raise ProfileError(f"profile {loaded.name!r} was adapted from another base model "
                            f"({str(loaded.info.get('base_model_hash'))[:12]}..., this one is {base_hash[:12]}...)")
 

@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from dasher_rnn.files import UnreadableFile, append_line, atomic_write, read_bounded, set_aside
+from dasher_rnn.files import UnreadableFile, append_line, atomic_write, parse_json, read_bounded, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -214,8 +214,8 @@ class ProgressLog:
             if not line.strip():
                 continue
             try:
-                records.append(MessageRecord.from_json(json.loads(line)))
-            except (ValueError, RecursionError):  # a line torn by a crash, edited by hand, or a number out of range
+                records.append(MessageRecord.from_json(parse_json(line, str(self.path))))
+            except ValueError:  # a line torn by a crash, edited by hand, nested too deeply, or a number out of range
                 self.skipped += 1
                 continue
             if len(records) > MAX_RECORDS:

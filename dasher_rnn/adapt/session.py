@@ -87,10 +87,15 @@ class WritingSession:
             raise TimeoutError("adaptation worker did not catch up")
 
     def stats(self) -> dict:
-        s = self.evaluator.stats
+        s, scale = self.evaluator.stats, self.evaluator.scale
+        notices = [self.notice]
+        if scale < 1.0 and s.guard_events:  # a guard event here damped the step: said until it wears off
+            notices.append(f"learning is slowed to 1/{round(1 / scale):g} of its pace after text it could not learn "
+                           "from; it returns to full pace as normal writing goes on")
         return {"adapting": self.adapting, "updates": s.updates, "rollbacks": s.rollbacks,
-                "guard_events": s.guard_events, "committed": len(self.evaluator.committed),
-                "characters_adapted": self.characters_adapted, "events": list(s.events[-20:]), "notice": self.notice}
+                "guard_events": s.guard_events, "heldout_events": s.heldout_events, "step_scale": scale,
+                "committed": len(self.evaluator.committed), "characters_adapted": self.characters_adapted,
+                "events": list(s.events[-20:]), "notice": "; ".join(n for n in notices if n) or None}
 
     def close(self) -> None:
         """Stop the worker (what is queued is applied first)."""
@@ -127,10 +132,12 @@ class WritingSession:
             if arg is None:
                 ev.end_message()
                 return
-            updates, rollbacks = ev.stats.updates, ev.stats.guard_events
+            updates, rollbacks, heldout = ev.stats.updates, ev.stats.guard_events, ev.stats.heldout_events
             ev.commit(arg)
             self.characters_adapted += 1
             self._stale |= ev.stats.updates != updates or ev.stats.guard_events != rollbacks
+            if ev.stats.heldout_events != heldout:
+                self._say_not_kept(ev.stats.events[-1])
         elif kind == "delete":
             unlearned = min(arg, self._unlearned)  # committed while paused: nothing to take back
             self._unlearned -= unlearned
@@ -155,6 +162,15 @@ class WritingSession:
             }))
         elif kind == "flush":
             arg.set()
+
+    def _say_not_kept(self, event: dict) -> None:
+        """The status says what a check on held-out text did not keep, and why."""
+        start, end = event["not_kept"]
+        worse = event.get("worse_by")
+        self.notice = (f"what was learned from the last {end - start:,} characters was not kept: it made your earlier "
+                       f"writing {'harder' if worse is None else f'{worse:.2f} bits/char harder'} to predict "
+                       "(random or unusual text?); learning goes on")
+        log.warning("%s", self.notice)
 
     def _publish(self) -> None:
         self._stale = False
@@ -199,3 +215,16 @@ def _evaluator(folder: ModelFolder, config: AdaptConfig, engine: str) -> StreamE
 
     net = folder.network()
     return DynamicEvaluator(net, config, newline, folder.msg(net) if config.rule != "sgd" else None)
+
+
+def expected_shapes(folder: ModelFolder, adaptation: object = None) -> dict[str, tuple[int, ...]]:
+    """The names and shapes a profile's ``rnn`` part may hold for the model in ``folder``, adapted with the settings
+    ``adaptation`` (a profile's ``adaptation`` record; the defaults when it is not one); ValueError when they are
+    not settings this model can adapt with."""
+    fields = set(AdaptConfig.__dataclass_fields__)
+    config = AdaptConfig(**{k: v for k, v in adaptation.items() if k in fields}) if isinstance(adaptation, dict) \
+        else AdaptConfig()
+    engine = choose_engine(folder.config["architecture"].get("cell", "lstm"), config, "auto")
+    if config.method == "full":  # every weight: numpy's engine names them as torch's does, without building a network
+        engine = "numpy" if folder.config["architecture"].get("cell", "lstm") == "lstm" else engine
+    return _evaluator(folder, config, engine).shapes()

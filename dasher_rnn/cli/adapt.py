@@ -142,6 +142,8 @@ def summary(report: dict, dry_run: bool = False, no_ppm: bool = False) -> list[s
     if dry_run:
         rnn = f"RNN: not adapted (--dry-run): it would train on {_messages(report.get('train_messages', 0))}; " \
               f"{_held_out(before, held)} as it predicts now"
+        if "sample" in report:  # a large corpus: the figures are a sample's (corpus_adapt.DRY_RUN_CHARS)
+            rnn += f" (a sample: one message in {report['sample']['every']} of {report['sample']['of_messages']:,})"
     elif after is None and report.get("train_messages", 0) and not held:
         rnn = f"RNN: not adapted: {_messages(report['train_messages'])} to train on and none to keep aside and check " \
               "that adapting helps; its weights are as they were (give two messages or more)"

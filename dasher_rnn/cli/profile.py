@@ -20,7 +20,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", action="store_true", help="reset: delete without asking; import: replace a profile of "
                    "the same name without asking (what the model learned about the person cannot be got back; "
                    "`profile export` keeps a copy first)")
+    p.add_argument("--model-dir", default=None, help="import: the model folder the profile's RNN part was adapted "
+                   "from, when it is not a shipped one (its parts are checked against this model's shapes)")
     p.set_defaults(func=run)
+
+
+def _model_shapes(source: str, model_dir: str | None) -> tuple[dict | None, str | None]:
+    """The shapes and base hash an imported profile's RNN part must have: the model it was adapted from (``model_dir``,
+    else the shipped model whose weights it names), None when it has no RNN part; ProfileError when no model here
+    is the one it was adapted from, or its settings are not ones the model adapts with."""
+    from pathlib import Path
+
+    from dasher_rnn.adapt.profiles import ProfileError, read_info
+    from dasher_rnn.adapt.session import expected_shapes
+    from dasher_rnn.lm.model_io import ModelFileError, open_model
+    from dasher_rnn.paths import MODELS_DIR
+
+    info = read_info(Path(source))
+    if info is None or "rnn" not in (info.get("files") or {}):
+        return None, None  # no RNN part (or not a profile: import_ says which)
+    wanted = info.get("base_model_hash")
+    candidates = [Path(model_dir)] if model_dir else sorted(p.parent for p in MODELS_DIR.glob("*/config.json"))
+    for candidate in candidates:
+        try:
+            folder = open_model(candidate)
+        except (ModelFileError, OSError, ValueError):
+            continue
+        for view in (folder, *(folder.for_language(code) for code in folder.languages)):
+            if view.base_hash == wanted:
+                try:
+                    return expected_shapes(view, info.get("adaptation")), wanted
+                except (TypeError, ValueError) as exc:
+                    raise ProfileError(f"{source}: its adaptation settings are not ones the model adapts with "
+                                       f"({exc})") from None
+    raise ProfileError(f"{source}: its RNN part was adapted from a model that is not here (base "
+                       f"{str(wanted)[:12]}...): name that model's folder with --model-dir")
 
 
 def _confirm_reset(store: ProfileStore, name: str, yes: bool) -> bool:
@@ -103,5 +137,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not _confirm_import(store, check_name(args.args[1]), args.yes):
             return 1
-        print(f"imported as {store.import_(args.args[0], args.args[1])}")
+        shapes, base_hash = _model_shapes(args.args[0], args.model_dir)
+        print(f"imported as {store.import_(args.args[0], args.args[1], shapes, base_hash)}")
     return 0

@@ -261,10 +261,14 @@ def read_record(attributes: dict[str, str], pog: str = "best") -> tuple[float, f
     return x, y, None if t is None else _number(t, "TIME")
 
 
+def command_ids(pog: str = "best") -> tuple[str, ...]:
+    """The IDs of the commands the client sends after connecting, in order."""
+    return ("ENABLE_SEND_TIME", POG_FIELDS[pog][1], "ENABLE_SEND_DATA")
+
+
 def commands(pog: str = "best") -> bytes:
     """What the client sends after connecting: the fields it reads, then the data stream on."""
-    ids = ("ENABLE_SEND_TIME", POG_FIELDS[pog][1], "ENABLE_SEND_DATA")
-    return b"".join(f'<SET ID="{name}" STATE="1" />\r\n'.encode("ascii") for name in ids)
+    return b"".join(f'<SET ID="{name}" STATE="1" />\r\n'.encode("ascii") for name in command_ids(pog))
 
 
 # -- the connection ------------------------------------------------------------------------------------------------
@@ -409,7 +413,9 @@ class GazepointSource(ReconnectingSource):
             raise GazeSourceError(f"pog must be one of {', '.join(POG_FIELDS)}, got {str(pog)[:40]!r}")
         self.pog = pog
         self.other_messages = 0  # elements other than REC (the server's ACK, CAL...)
-        self.acknowledged: set[str] = set()  # IDs of the commands the server acknowledged (this connection)
+        # IDs of the commands this client sent that the server acknowledged, this connection (at most those it sent:
+        # an ACK of anything else is counted in other_messages, never kept, so a flood of ACKs keeps nothing)
+        self.acknowledged: set[str] = set()
         self._sock: socket.socket | None = None
         self._framer = RecordFramer()
         super().__init__(host, port, smoothing, stale_after, on_sample, connect_timeout, idle_timeout, backoff)
@@ -451,6 +457,7 @@ class GazepointSource(ReconnectingSource):
                         self._fail(exc)
         finally:
             self._sock = None
+            self.acknowledged = set()  # the connection's: gone with it
             sock.close()
 
     def _handle(self, item: bytes | BadRecord) -> None:
@@ -461,8 +468,8 @@ class GazepointSource(ReconnectingSource):
             name, attributes = parse_element(item)
             if name != "REC":
                 self.other_messages += 1
-                if name == "ACK" and "ID" in attributes:
-                    self.acknowledged.add(attributes["ID"][:64])
+                if name == "ACK" and attributes.get("ID") in command_ids(self.pog):
+                    self.acknowledged.add(attributes["ID"])
                 return
             point = read_record(attributes, self.pog)
         except BadRecord as exc:

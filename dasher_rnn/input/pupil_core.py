@@ -28,8 +28,19 @@ What this reads (pupil-labs/pupil ``shared_modules/surface_tracker/surface_track
 
 Hostile or broken data never ends the input: a message that is not two frames, not msgpack, not a map with a list
 ``gaze_on_surfaces`` of data with finite numbers, is a bad message (counted in ``rejected``, logged once per kind,
-shown in ``problems()``); a message over 1 MiB is refused by ZeroMQ itself (``MAXMSGSIZE``, which drops that
-connection), and a flood beyond 1000 queued messages is dropped by ZeroMQ (``RCVHWM``) rather than held in memory.
+shown in ``problems()``). What the input holds is bounded, and what it drops is said (``problems()``):
+
+- a message over ``MAX_MESSAGE`` (256 KiB) is refused by ZeroMQ itself (``MAXMSGSIZE``, which drops that connection
+  for good): each drop of the publisher's connection is seen by a monitor, counted (``disconnections``) and said, and
+  the input connects anew;
+- ZeroMQ queues at most ``QUEUE`` (8) messages for the input (``RCVHWM``, and a 256 KiB kernel buffer, ``RCVBUF``):
+  beyond them new ones are dropped, so at most about 2 MiB are ever held;
+- the newest message wins: each time the input wakes it takes every queued message and uses only the newest of its
+  surface (``superseded`` counts the older ones, never steered with);
+- a sample older than ``MAX_AGE`` (1 s) is stale and dropped (``stale``): its age is its delay over the smallest
+  delay seen this connection (Pupil's clock is not ours, so the delay is measured against the freshest sample);
+  when every sample has been stale for ``REBASE_S`` (5 s), Pupil's clock is taken to have jumped and is followed.
+
 When Pupil Remote does not answer (Capture not started yet, quit, or its network API plugin off) the request is
 retried with backoff; when no message has arrived for ``idle_timeout`` seconds, Pupil Remote is asked again, and if
 its publisher moved (Capture restarted), the subscription follows it. ``description`` and ``problems()`` say which.
@@ -53,8 +64,11 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 50020  # Pupil Remote's default
 DEFAULT_SURFACE = "screen"
 DEFAULT_MIN_CONFIDENCE = 0.6
-MAX_MESSAGE = 1 << 20  # bytes: a surface event with a few gaze data is a few KiB
-QUEUE = 1000  # messages ZeroMQ may hold for us before it drops new ones
+MAX_MESSAGE = 256 << 10  # bytes: a surface event with a few gaze data is a few KiB
+QUEUE = 8  # messages ZeroMQ may hold for us before it drops new ones
+RECEIVE_BUFFER = 256 << 10  # bytes the kernel may hold for the publisher's connection
+MAX_AGE = 1.0  # seconds a sample may be delayed beyond the freshest delay seen before it is stale
+REBASE_S = 5.0  # seconds of nothing but stale samples after which Pupil's clock is taken to have jumped
 MAX_SURFACE_NAME = 200
 _POLL_MS = 100
 _PORT = re.compile(r"[0-9]{1,5}\Z")
@@ -161,6 +175,11 @@ class PupilCoreSource(ReconnectingSource):
         self.topic = f"surfaces.{surface}".encode()
         self.other_messages = 0  # messages of other surfaces (a subscription to "surfaces.screen" also gets "screen2")
         self.sub_port: int | None = None  # where Capture's publisher is, as Pupil Remote said
+        self.superseded = 0  # surface events passed over because a newer one was queued behind them
+        self.stale = 0  # samples dropped as older than MAX_AGE
+        self.disconnections = 0  # the publisher's connection dropped (Capture quit, or a message over MAX_MESSAGE)
+        self._delay: float | None = None  # the smallest delay (arrival - Pupil's timestamp) seen this connection
+        self._stale_since: float | None = None  # when samples began to be nothing but stale
         super().__init__(host, port, smoothing, stale_after, on_sample, connect_timeout, idle_timeout, backoff)
 
     @property
@@ -170,6 +189,19 @@ class PupilCoreSource(ReconnectingSource):
             text += (f" (no gaze on the surface {self.surface!r} yet: is the Surface Tracker on, with a surface of "
                      f"that name on the screen's markers?)")
         return text
+
+    def problems(self) -> str:
+        """What was dropped, besides bad messages and the connection's trouble."""
+        text = super().problems()
+        dropped = [f"{n} {what}" for n, what in (
+            (self.superseded, "older queued messages passed over for the newest"),
+            (self.stale, f"stale samples dropped (over {MAX_AGE:g} s late)"),
+            (self.disconnections, f"dropped connections to the publisher (Capture quit, or a message over "
+                                  f"{MAX_MESSAGE // 1024} KiB)")) if n]
+        if not dropped:
+            return text
+        mine = f"{self.label}: " + ", ".join(dropped)
+        return f"{text}; {mine}" if text else mine
 
     def _endpoint(self, port: int) -> str:
         return f"tcp://[{self.host}]:{port}" if ":" in self.host else f"tcp://{self.host}:{port}"
@@ -218,19 +250,31 @@ class PupilCoreSource(ReconnectingSource):
             if self._stop.is_set():
                 return
             sub = self._socket(context, zmq.SUB, MAX_MESSAGE)
+            monitor = None
             try:
                 sub.setsockopt(zmq.RCVHWM, QUEUE)
+                sub.setsockopt(zmq.RCVBUF, RECEIVE_BUFFER)
+                monitor = sub.get_monitor_socket(zmq.EVENT_DISCONNECTED)
                 sub.connect(self._endpoint(sub_port))
                 sub.setsockopt(zmq.SUBSCRIBE, self.topic)
                 self.sub_port = sub_port
+                self._delay = self._stale_since = None
                 self._connected()
+                poller = zmq.Poller()
+                poller.register(sub, zmq.POLLIN)
+                poller.register(monitor, zmq.POLLIN)
                 last_message = time.monotonic()
                 while not self._stop.is_set():
-                    if sub.poll(_POLL_MS, zmq.POLLIN):
-                        frames = sub.recv_multipart(zmq.NOBLOCK)
+                    ready = dict(poller.poll(_POLL_MS))
+                    if monitor in ready:  # ZeroMQ does not take up a connection it dropped: a new one is made
+                        self.disconnections += 1
+                        raise ConnectionEnded(f"the publisher's connection dropped (Capture quit, or it sent a message "
+                                              f"over {MAX_MESSAGE // 1024} KiB, which is refused)")
+                    if sub in ready:
+                        queued = self._drain(sub)
                         last_message = time.monotonic()
                         try:
-                            self._handle(frames)
+                            self._handle_newest(queued)
                         except Exception as exc:  # one message must never end the input
                             self._fail(exc)
                     elif time.monotonic() - last_message > self.idle_timeout:
@@ -238,27 +282,76 @@ class PupilCoreSource(ReconnectingSource):
                             raise ConnectionEnded("Pupil Capture's publisher moved (Capture restarted)")
                         last_message = time.monotonic()  # still there: the surface is just not in view
             finally:
+                if monitor is not None:
+                    sub.disable_monitor()
+                    monitor.close(linger=0)
                 sub.close(linger=0)
         finally:
             context.destroy(linger=0)
 
-    def _handle(self, frames: list[bytes]) -> None:
-        """One message from the publisher: samples, lost samples, a bad message or another surface's."""
+    def _drain(self, sub: Any) -> list[list[bytes]]:
+        """Every message queued now (at most what ZeroMQ holds, and those arriving meanwhile up to as many again)."""
+        queued = []
+        for _ in range(2 * QUEUE + 2):
+            try:
+                queued.append(sub.recv_multipart(self._zmq.NOBLOCK))
+            except self._zmq.Again:
+                break
+        return queued
+
+    def _handle_newest(self, queued: list[list[bytes]]) -> None:
+        """Every message in ``queued`` is checked (a bad one is counted as ever), and the samples of the newest good
+        surface event among them are used; older good ones are passed over (``superseded``)."""
+        events: list[list[tuple[float, float, float] | None]] = []
+        for frames in queued:
+            samples = self._read(frames)
+            if samples is not None:
+                events.append(samples)
+        if not events:
+            return
+        self.superseded += len(events) - 1
+        now = time.monotonic()
+        for sample in events[-1]:
+            if sample is None:
+                self._lost_sample()
+            elif not self._fresh(sample[2], now):
+                self.stale += 1
+            else:
+                self._sample(*sample)
+
+    def _read(self, frames: list[bytes]) -> list[tuple[float, float, float] | None] | None:
+        """One message from the publisher: its samples, or None for a bad message (counted) or another surface's."""
         try:
             if len(frames) < 2:
                 raise BadMessage("not a Pupil message", f"{len(frames)} frame, not a topic and a payload")
             if frames[0] != self.topic:
                 self.other_messages += 1
-                return
-            samples = read_surface_event(unpack(self._msgpack, frames[1]), self.min_confidence)
+                return None
+            return read_surface_event(unpack(self._msgpack, frames[1]), self.min_confidence)
         except BadMessage as exc:
             self._reject(exc.kind, exc.detail)
-            return
-        for sample in samples:
-            if sample is None:
-                self._lost_sample()
-            else:
-                self._sample(*sample)
+            return None
+
+    def _handle(self, frames: list[bytes]) -> None:
+        """One message from the publisher: samples, lost samples, a bad message or another surface's."""
+        self._handle_newest([frames])
+
+    def _fresh(self, t: float, now: float) -> bool:
+        """Whether a sample stamped ``t`` on Pupil's clock, arriving ``now``, is at most ``MAX_AGE`` later than the
+        freshest sample of this connection was; after ``REBASE_S`` of nothing but stale ones, Pupil's clock jumped
+        (Capture's clock was reset): the freshest delay starts again from this sample."""
+        delay = now - t
+        if self._delay is None or delay < self._delay:
+            self._delay = delay
+        if delay - self._delay <= MAX_AGE:
+            self._stale_since = None
+            return True
+        if self._stale_since is None:
+            self._stale_since = now
+        elif now - self._stale_since > REBASE_S:
+            self._delay, self._stale_since = delay, None
+            return True
+        return False
 
 
 def open_source(options: Mapping[str, Any], smoothing: OneEuroFilter) -> PupilCoreSource:

@@ -32,7 +32,7 @@ from safetensors import SafetensorError
 
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.extras import require_torch
-from dasher_rnn.files import atomic_write
+from dasher_rnn.files import MiB, atomic_write, read_json
 from dasher_rnn.lm.rnn_config import CELLS, RNNConfig
 from dasher_rnn.normalise import NORMALISATION_VERSION
 
@@ -49,6 +49,7 @@ INT8_ONNX_FILE = "model.int8.onnx"  # the int8 export (lm/onnx_export.py::export
 ONNX_EXPORTS = (INT8_ONNX_FILE, ONNX_FILE)  # the ONNX exports a folder may have, in the order onnxruntime prefers them
 CONFIG_FILE = "config.json"
 LANGUAGES_FILE = "languages.safetensors"
+MAX_CONFIG_BYTES = 16 * MiB  # config.json: an alphabet, hashes and figures are a few KiB
 
 
 class ModelFileError(ValueError):
@@ -120,8 +121,8 @@ def read_config(model_dir: Path) -> dict:
     if not path.is_file():
         raise ModelFileError(f"{path}: file missing (is {model_dir} a model directory?)")
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        config = read_json(path, MAX_CONFIG_BYTES)
+    except (OSError, ValueError) as exc:  # UnreadableFile (a FIFO, too large), BadFile (not JSON, nested too deeply)
         raise ModelFileError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(config, dict) or config.get("format") != MODEL_FORMAT:
         raise ModelFileError(f"{path}: unsupported model format {config.get('format') if isinstance(config, dict) else None!r}")

@@ -8,6 +8,7 @@ phrases people say most get the largest boxes. Nothing here stops writing: a lis
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -20,6 +21,8 @@ from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.widgets import DIALOG_STYLE, make_action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.model import Frame
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -46,7 +49,17 @@ class PhrasesPart(QObject):
         if writer is None or not writer.profile or store is None:
             self.phrases = None
         else:
-            self.phrases = PhraseList(store.path(writer.profile), self.controller.zoom.alphabet.language or "en")
+            try:  # PhraseList never raises for what is on disk; whatever else goes wrong must not stop the window
+                self.phrases = PhraseList(store.path(writer.profile), self.controller.zoom.alphabet.language or "en")
+            except Exception as exc:
+                log.exception("the quick phrases could not be read")
+                self.phrases = None
+                self.add_action.setEnabled(False)
+                self.phrases_action.setEnabled(False)
+                self.notices.set_notice("phrases", f"The quick phrases could not be read ({type(exc).__name__}: "
+                                        f"{str(exc)[:120]}); they are off until the next start.")
+                self.show_in_zoom()
+                return
         self.add_action.setEnabled(self.phrases is not None)
         self.phrases_action.setEnabled(self.phrases is not None)
         self.notices.set_notice("phrases", self.phrases.notice if self.phrases is not None else "")
