@@ -15,6 +15,11 @@ from dasher_rnn.ui.widgets import wrap_tip
 AUTOSAVE_CHECK_MS = 5000  # how often the Writer is asked whether a background save is due
 
 
+# what learns (``WriterStatus.learns``), in the words of someone who writes
+LEARNERS = {"rnn": "the letter predictor", "ppm": "the memory of your words",
+            "mixing weights": "the balance between the two"}
+
+
 class LearningPart(QObject):
     changed = Signal()  # learning was switched on or off
 
@@ -50,8 +55,9 @@ class LearningPart(QObject):
             self.adapt_box.setToolTip(wrap_tip(why))
             self.adapt_box.setEnabled(writer is not None and writer.model != "uniform")
         else:
-            learns = " and ".join(writer.status().learns)
-            self.adapt_box.setToolTip(wrap_tip(f"Learn from what you write ({learns} adapt to you)"))
+            learns = [LEARNERS.get(part, part) for part in writer.status().learns]
+            said = ", ".join(learns[:-1]) + (" and " if len(learns) > 1 else "") + learns[-1] if learns else "it"
+            self.adapt_box.setToolTip(wrap_tip(f"Learn from what you write. What learns: {said}."))
             if not self.keeper.prefs.adaptation:
                 writer.set_adapting(False)
 
