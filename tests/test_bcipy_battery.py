@@ -354,8 +354,8 @@ def test_fresh_evidence_is_read_in_one_pass_and_a_backspace_after_it_costs_no_st
     other.predict_character(text)
     assert counting.calls == [("start", 100 - client_bcipy.FRESH_TAIL), ("path", client_bcipy.FRESH_TAIL)]
     counting.calls.clear()
-    after = other.predict_character(text + ["<"])  # a backspace: a handle held, its answer with it
-    assert counting.calls == [("release", 0)]  # the handle beyond it, and no step of the model
+    after = other.predict_character(text + ["<"])  # a backspace: a handle held, its state computed
+    assert counting.calls == [("release", 0), ("probs", 0)]  # the handle beyond it let go, no symbol stepped
     counting.calls.clear()
     other.predict_character(text + ["<", "H"])  # then a symbol: one step
     assert counting.calls == [("path", 1)]

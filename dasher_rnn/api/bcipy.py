@@ -53,14 +53,14 @@ class LocalBackend:
     def start(self, text: str) -> Context:
         return self.writer.root(text)
 
-    def path(self, context: Context, symbols: str) -> list[tuple[Context, np.ndarray]]:
-        """A context after each symbol below ``context``, and their distributions (the model's steps batched)."""
+    def path(self, context: Context, symbols: str) -> list[tuple[Context, np.ndarray | None]]:
+        """A context after each symbol below ``context``, and the last one's distribution (computing it computes
+        every state on the path: an earlier one's answer costs no step when it is asked for)."""
         contexts = []
         for ch in symbols:
             context = self.writer.child(context, ch)
             contexts.append(context)
-        dists = self.writer.request(contexts).result()
-        return [(c, d.probs) for c, d in zip(contexts, dists, strict=True)]
+        return [(c, None) for c in contexts[:-1]] + [(contexts[-1], self.probs(contexts[-1]))]
 
     def release(self, context: Context) -> None:
         self.writer.release(context)

@@ -47,7 +47,7 @@ except ImportError:  # no textslinger (BciPy's language models) here
 SPACE_CHAR = "_"
 BACKSPACE_CHAR = "<"
 EXTEND_LIMIT = 64  # symbols one step along the path may add (the server's max_symbols); more: the text is read anew
-FRESH_TAIL = 64  # positions at the end of unseen evidence that get a handle each (at most EXTEND_LIMIT)
+FRESH_TAIL = 16  # positions at the end of unseen evidence that get a handle each (at most EXTEND_LIMIT)
 MAX_MARKS = 4096  # handles one path holds; at this many it starts again from the text (one read of the whole text)
 
 if _BciPyInvalidSymbolSet is not None:
@@ -163,8 +163,8 @@ class ContextPath:
     distribution), and symbols added to a handle leave one at each symbol.
 
     ``backend`` has ``root(text)`` (``(handle, probabilities)``), ``start(text)`` (a handle, its distribution not
-    asked for), ``path(handle, symbols)`` (a ``(handle, probabilities)`` after each symbol, one request, the
-    model's steps batched), ``probs(handle)`` and ``release(handle)``."""
+    asked for), ``path(handle, symbols)`` (a ``(handle, probabilities or None)`` after each symbol, the last with
+    its probabilities; the model's steps batched), ``probs(handle)`` and ``release(handle)``."""
 
     def __init__(self, backend: Any):
         self.backend = backend
@@ -208,7 +208,9 @@ class ContextPath:
         steps = self.backend.path(parent, symbols)
         for i, (handle, answer) in enumerate(steps, 1):
             self.marks.append((length + i, handle, answer))
-        return steps[-1][1]
+        answer = steps[-1][1]
+        assert answer is not None  # a path answers for its last handle
+        return answer
 
     def clear(self) -> None:
         if self.marks:
@@ -266,10 +268,13 @@ class HttpBackend:
     def start(self, text: str) -> int:
         return self._call(self.session.root, text, unknown="break")
 
-    def path(self, handle: int, symbols: str) -> list[tuple[int, list[float]]]:
+    def path(self, handle: int, symbols: str) -> list[tuple[int, list[float] | None]]:
+        """A handle after each symbol (one request) and the last one's distribution (one more: the server computes
+        every state on the path in it, so an earlier handle's answer costs no step when it is asked for)."""
         specs = [{"parent": handle, "symbols": symbols[:i]} for i in range(1, len(symbols) + 1)]
-        handles, dists = self._call(self.session.contexts, specs, format="log_probs")
-        return [(h, [math.exp(x) for x in d]) for h, d in zip(handles, dists)]
+        handles, _ = self._call(self.session.contexts, specs)
+        last = [math.exp(x) for x in self._call(self.session.distributions, [handles[-1]])[0]]
+        return [(h, None) for h in handles[:-1]] + [(handles[-1], last)]
 
     def probs(self, handle: int) -> list[float]:
         return [math.exp(x) for x in self._call(self.session.distributions, [handle])[0]]
