@@ -269,12 +269,11 @@ class HttpBackend:
         return self._call(self.session.root, text, unknown="break")
 
     def path(self, handle: int, symbols: str) -> list[tuple[int, list[float] | None]]:
-        """A handle after each symbol (one request) and the last one's distribution (one more: the server computes
-        every state on the path in it, so an earlier handle's answer costs no step when it is asked for)."""
+        """A handle after each symbol and its distribution, in one request (the server computes every state on the
+        path for the last one anyway; a path is at most ``FRESH_TAIL`` or ``max_symbols`` long)."""
         specs = [{"parent": handle, "symbols": symbols[:i]} for i in range(1, len(symbols) + 1)]
-        handles, _ = self._call(self.session.contexts, specs)
-        last = [math.exp(x) for x in self._call(self.session.distributions, [handles[-1]])[0]]
-        return [(h, None) for h in handles[:-1]] + [(handles[-1], last)]
+        handles, dists = self._call(self.session.contexts, specs, format="log_probs")
+        return [(h, [math.exp(x) for x in d]) for h, d in zip(handles, dists)]
 
     def probs(self, handle: int) -> list[float]:
         return [math.exp(x) for x in self._call(self.session.distributions, [handle])[0]]
