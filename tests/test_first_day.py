@@ -95,6 +95,18 @@ def test_preferences_speak_plainly(qtbot):
     assert "the letter predictor, the memory of your words and the balance between the two" in tip
     assert "rnn" not in tip.lower() and "ppm" not in tip.lower()
 
+    from PySide6.QtWidgets import QStatusBar
+
+    from dasher_rnn.adapt.writer import WriterStatus
+    from dasher_rnn.ui.parts.status import StatusPart
+    from dasher_rnn.zoom.controller import Stats
+
+    status = StatusPart(QStatusBar())  # the status bar said "adapting: ppm and mixing weights"
+    status.show_figures(Stats(speed_bps=2.5, bits_per_second=1.0, chars_per_minute=10.0, characters=3, running=True),
+                        WriterStatus(model="ppm", description="", profile="anna", adapting=True, can_adapt=True,
+                                     learns=("ppm",), backend=None))
+    assert status.adaptation_label.text() == "adapting: the memory of your words"
+
     from tests.test_preferences_switches import input_page
     from tests.test_ui import open_window
 

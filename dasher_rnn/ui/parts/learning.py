@@ -9,15 +9,11 @@ from PySide6.QtWidgets import QCheckBox
 
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
-from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.parts.status import LEARNERS, Notices
 from dasher_rnn.ui.widgets import wrap_tip
 
 AUTOSAVE_CHECK_MS = 5000  # how often the Writer is asked whether a background save is due
 
-
-# what learns (``WriterStatus.learns``), in the words of someone who writes
-LEARNERS = {"rnn": "the letter predictor", "ppm": "the memory of your words",
-            "mixing weights": "the balance between the two"}
 
 
 class LearningPart(QObject):
