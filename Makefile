@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 
-.PHONY: run test test-system test-client install install-dev check-system lint clean bundle bundle-test
+.PHONY: run test test-system test-client test-bcipy install install-dev check-system lint clean bundle bundle-test
 
 # dasher-rnn depends on the API's client, dasher-rnn-client (clients/python), installed from the checkout with it
 CLIENT := clients/python
@@ -52,11 +52,18 @@ test: install-dev test-system
 	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 	$(CLIENT)/check.sh $(PY)
+	$(CLIENT)/bcipy_check.sh $(PY)
 
 # The client as a BciPy user gets it: vermin's minimum Python, its wheel in a fresh venv of Python 3.9 (or the
 # oldest here) without torch or numpy, its own tests against a real `dasher-rnn serve`
 test-client: install-dev
 	$(CLIENT)/check.sh $(PY)
+
+# BciPy's own language-model tests (test_ngram.py, test_uniform.py from its wheel) with only the class they construct
+# swapped for the client's adapter, on Python 3.9 against a real `dasher-rnn serve`; says why and skips where Python
+# 3.9/3.10 or BciPy's wheel cannot be had
+test-bcipy: install-dev
+	$(CLIENT)/bcipy_check.sh $(PY)
 
 # The self-contained build (README: "Without Python"): PyInstaller freezes the light install (a venv of its own, no
 # PyTorch) into dist/dasher-rnn, a folder that runs without Python, and packs it as dist/dasher-rnn-VERSION-linux-ARCH.tar.gz

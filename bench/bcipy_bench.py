@@ -1,6 +1,11 @@
-"""The BciPy adapter's cost per call as the evidence grows. Prints JSON.
+"""The BciPy adapter's cost per call as the evidence grows, and of evidence it has not seen. Prints JSON.
 
     python bench/bcipy_bench.py [--model-dir dasher_rnn/models/english-lstm] [--lengths 100 400 1600] [--window 20]
+                                [--fresh-lengths 100 1600] [--repeats 15]
+
+Fresh evidence (``fresh_ms``): at each of ``--fresh-lengths``, evidence the adapter has not seen (BciPy's
+copy-phrase task starting from pre-filled text: each repeat starts the fixed text at another place, so nothing of
+it was read before), then a backspace after it; the median of ``--repeats`` of each.
 
 A speller's evidence grows one symbol a call (capitals, ``_`` for a space, from a fixed English text). Each
 backend types the text from empty evidence to the longest length; the figure at a length is the median of the
@@ -52,11 +57,34 @@ def per_call_ms(lm: DasherRNNLanguageModel, lengths: list[int], window: int) -> 
     return {str(n): round(statistics.median(times) * 1e3, 3) for n, times in wanted.items()}
 
 
+def fresh_ms(lm: DasherRNNLanguageModel, lengths: list[int], repeats: int) -> dict[str, dict[str, float]]:
+    """The median milliseconds of a call with evidence the adapter has not seen, and of a backspace right after it."""
+    lm.set_symbol_set(SYMBOL_SET)
+    long_text = evidence_symbols(max(lengths) + repeats * 7 + 1)
+    out: dict[str, dict[str, float]] = {"fresh": {}, "backspace_after": {}}
+    for n in lengths:
+        fresh, back = [], []
+        for r in range(repeats):
+            evidence = long_text[r * 7 + 1: r * 7 + 1 + n]  # another start each time: read afresh
+            start = time.perf_counter()
+            lm.predict_character(evidence)
+            fresh.append(time.perf_counter() - start)
+            evidence = evidence + ["<"]
+            start = time.perf_counter()
+            lm.predict_character(evidence)
+            back.append(time.perf_counter() - start)
+        out["fresh"][str(n)] = round(statistics.median(fresh) * 1e3, 3)
+        out["backspace_after"][str(n)] = round(statistics.median(back) * 1e3, 3)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
     parser.add_argument("--lengths", type=int, nargs="+", default=[100, 400, 1600])
     parser.add_argument("--window", type=int, default=20, help="calls timed at each length")
+    parser.add_argument("--fresh-lengths", type=int, nargs="+", default=[100, 1600])
+    parser.add_argument("--repeats", type=int, default=15, help="fresh reads timed at each length")
     args = parser.parse_args()
     if not Path(args.model_dir).is_dir():
         raise SystemExit(f"no model at {args.model_dir}")
@@ -64,6 +92,7 @@ def main() -> None:
     with DasherRNNLanguageModel.in_process(args.model_dir) as lm:
         per_call_ms(lm, [50], 10)  # warm-up
         results["in_process"] = per_call_ms(lm, args.lengths, args.window)
+        fresh = {"in_process": fresh_ms(lm, args.fresh_lengths, args.repeats)}
     port = free_port()
     proc, url = launch([sys.executable, "-m", "dasher_rnn", "serve", "--port", str(port), "--model-dir", args.model_dir,
                         "--threads", "1"], port)
@@ -71,14 +100,16 @@ def main() -> None:
         with DasherRNNLanguageModel.from_server(url) as lm:
             per_call_ms(lm, [50], 10)
             results["http"] = per_call_ms(lm, args.lengths, args.window)
+            fresh["http"] = fresh_ms(lm, args.fresh_lengths, args.repeats)
     finally:
         proc.terminate()
         proc.wait(60)
     longest, shortest = str(max(args.lengths)), str(min(args.lengths))
     print(json.dumps({
         "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
-                    "python": platform.python_version()},
+                    "python": platform.python_version(), "load_average_after": [round(x, 2) for x in os.getloadavg()]},
         "model_dir": args.model_dir, "window": args.window, "per_call_ms": results,
+        "repeats": args.repeats, "fresh_ms": fresh,
         "growth": {name: round(ms[longest] / ms[shortest], 2) for name, ms in results.items()},
     }, indent=1))
 

@@ -20,18 +20,19 @@ the same (a capital at the start and on "I", "I'm", ...).
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from dasher_rnn.adapt.writer import Context, Writer
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel, quantise
 from dasher_rnn.normalise import normalise
+from dasher_rnn.progress_bar import progress_bar
 from dasher_rnn.textio import read_text
 
 START_LENGTHS = (1, 5, 10, 20)
@@ -298,14 +299,16 @@ def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], a
                    symbols: str | None = None, fold_case: bool = False) -> dict:
     """Score each file with a fresh Writer from ``make_writer`` (closed afterwards without saving anything);
     per-file and overall figures (over ``symbols`` with renormalised distributions when given, case folded with
-    ``fold_case``: see ``score_messages``). ``progress``: a bar on the terminal (None: only when stderr is one)."""
+    ``fold_case``: see ``score_messages``). ``progress``: a bar on stderr (``progress_bar``: a line every few seconds
+    where it is no terminal); None: only where stderr is a terminal."""
     if fold_case and symbols is None:
         raise ValueError("fold_case needs a symbol set (symbols)")
     overall = Score("overall")
     files = {}
     texts = [(Path(p).stem, read_text(p, replace_errors=replace_errors)) for p in paths]
-    with tqdm(total=sum(len(normalise(text).split("\n")) for _, text in texts), unit="msg",
-              disable=None if progress is None else not progress, desc="eval", leave=False) as bar:
+    total = sum(len(normalise(text).split("\n")) for _, text in texts)
+    shown = sys.stderr.isatty() if progress is None else progress
+    with progress_bar(shown, total=total, unit="msg", desc="eval", leave=False) as bar:
         for name, text in texts:
             writer = make_writer()
             try:  # the lines normalised onto the model's alphabet: a French model is scored on é, not on e

@@ -9,6 +9,7 @@ the ``worldalphabets`` package, MIT, built from Unicode CLDR, Unicode License v3
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -93,7 +94,16 @@ def training_text(code: str) -> str | None:
 @cache
 def languages() -> list[Language]:
     """Every language that can be written, by code."""
-    out = []
+    return list(each_language())
+
+
+def language_count() -> int:
+    """How many languages ``languages()`` lists (known at once: the data's entries)."""
+    return len(entries())
+
+
+def each_language() -> Iterator[Language]:
+    """``languages()`` one at a time, each as soon as its alphabet is built (building them all takes seconds)."""
     models = _shipped_models()
     for code, entry in sorted(entries().items()):
         alphabet = language_alphabet(code)
@@ -102,10 +112,9 @@ def languages() -> list[Language]:
         else:
             built = build(code, MAX_SYMBOLS)
             letters, kept = built.letters, built.kept
-        out.append(Language(code=code, name=entry.name, native_name="", script=entry.script,
-                            orientation=alphabet.orientation, alphabet=alphabet.name, symbols=len(alphabet),
-                            letters=letters, kept=kept, ppm_text=training_text(code), rnn=models.get(code, ())))
-    return out
+        yield Language(code=code, name=entry.name, native_name="", script=entry.script,
+                       orientation=alphabet.orientation, alphabet=alphabet.name, symbols=len(alphabet),
+                       letters=letters, kept=kept, ppm_text=training_text(code), rnn=models.get(code, ()))
 
 
 def union_alphabet(codes: list[str]) -> Alphabet:

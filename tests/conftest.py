@@ -2,6 +2,7 @@ import os
 import random
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,43 @@ def make_sentences(n: int, seed: int = 0) -> list[str]:
 @pytest.fixture(scope="session", autouse=True)
 def _few_threads():
     torch.set_num_threads(1)
+
+
+# Where the app keeps a person's things, each redirected by the environment: its own variables (profiles, settings,
+# journal, documents) and the XDG folders platformdirs reads (the data, config and state folders, and the documents
+# folder through user-dirs.dirs), so that code that asks platformdirs directly is covered too.
+USER_FOLDERS = {"DASHER_RNN_PROFILES": "data/dasher-rnn/profiles", "DASHER_RNN_CONFIG": "config/dasher-rnn/settings.json",
+                "DASHER_RNN_JOURNAL": "data/dasher-rnn/journal.json", "DASHER_RNN_DOCUMENTS": "Documents/dasher-rnn",
+                "XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config", "XDG_STATE_HOME": "state"}
+
+
+def own_folders(home: Path) -> dict[str, str]:
+    """The environment that puts every folder of the person's under ``home`` (made here, empty)."""
+    env = {name: str(home / sub) for name, sub in USER_FOLDERS.items()}
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    (home / "Documents").mkdir(exist_ok=True)
+    (home / "config" / "user-dirs.dirs").write_text(f'XDG_DOCUMENTS_DIR="{home / "Documents"}"\n')
+    env["XDG_DOCUMENTS_DIR"] = str(home / "Documents")
+    return env
+
+
+def pytest_configure(config) -> None:
+    """Before anything is collected or any session fixture runs: the session's own folders (the fixture below then
+    gives each test its own), inherited by every program a test starts."""
+    home = Path(tempfile.mkdtemp(prefix="dasher-rnn-tests-home-"))
+    os.environ.update(own_folders(home))
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+
+
+@pytest.fixture(autouse=True)
+def _own_user_folders(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own profiles, settings, journal and documents folders: a test never reads or writes the
+    person's own (a journal of unsaved text from `make run` once showed its restore bar in a test's window). A test
+    that sets one of these variables itself overrides it for itself."""
+    home = tmp_path_factory.mktemp("home")
+    for name, value in own_folders(home).items():
+        monkeypatch.setenv(name, value)
+    return home
 
 
 @pytest.fixture(scope="session")

@@ -422,6 +422,32 @@ def test_bcipy_adapter_over_http_and_in_process_agree(server, tiny_model_dir):
     local.close()
 
 
+def test_bcipy_adapter_keeps_within_the_servers_limits_and_backs_out_of_fresh_evidence(server, tiny_model_dir):
+    """This server takes 16 symbols below a parent: fresh evidence longer than that, a backspace after it and a
+    symbol, each as an adapter reading it afresh answers."""
+    remote = DasherRNNLanguageModel.from_server(server.url)
+    remote.set_symbol_set(BCI_SYMBOLS)
+    evidence = list("I_WOULD_LIKE_SOME_TEA_WITH_MILK_AND_NO_SUGAR_PLEASE")
+    for step in (evidence, evidence + ["<"], evidence + ["<", "S"]):
+        local = DasherRNNLanguageModel.in_process(tiny_model_dir)
+        local.set_symbol_set(BCI_SYMBOLS)
+        got, want = dict(remote.predict_character(step)), dict(local.predict_character(step))
+        assert max(abs(got[s] - want[s]) for s in BCI_SYMBOLS) < 1e-5
+        local.close()
+    assert len(remote._path.marks) == 16 + 1  # a handle at each of the last 16 positions, below the read text's
+    remote.close()
+
+
+def test_a_uniform_session_is_bcipys_uniform_model(server):
+    """The model test_uniform.py expects of the class it constructs: every symbol but backspace equally likely (each
+    symbol as it is: folding a letter's two cases would give it twice a space's share)."""
+    uniform = DasherRNNLanguageModel.from_server(server.url, model="uniform", case="exact")
+    uniform.set_symbol_set(BCI_SYMBOLS)
+    probs = [p for s, p in uniform.predict_character(list("THE_")) if s != "<"]
+    assert max(probs) - min(probs) < 1e-6 and abs(sum(probs) - 1) < 1e-6
+    uniform.close()
+
+
 def test_bcipy_adapter_learns_through_a_session(server, client):
     lm = DasherRNNLanguageModel.from_server(server.url, learn=True, backspace_prob=0.05)
     lm.set_symbol_set(BCI_SYMBOLS)

@@ -64,12 +64,16 @@ def test_predicting_before_a_symbol_set_is_set_raises(lm):
         fresh(lm).predict_character("this_should_fail")
 
 
-def test_predicting_with_an_empty_symbol_set_raises(lm):
-    """Mirrors test_uniform.py::test_invalid_symbol_set (and test_oracle.py::test_invalid_symbol_set)."""
+def test_an_empty_symbol_set_is_taken_and_predicting_with_it_raises(lm):
+    """Mirrors test_uniform.py::test_invalid_symbol_set (and test_oracle.py::test_invalid_symbol_set): BciPy's models
+    take set_symbol_set([]) and raise when a prediction is asked for (ours raised at once, failing their test)."""
     other = fresh(lm)
-    with pytest.raises(api_bcipy.InvalidSymbolSet):  # raised by set_symbol_set([]) or by the prediction after it
-        other.set_symbol_set([])
+    other.set_symbol_set([])
+    assert other.symbol_set == []
+    with pytest.raises(api_bcipy.InvalidSymbolSetException, match="empty"):
         other.predict_character("this_should_fail")
+    other.set_symbol_set(ALPHABET)  # and a real one after it works
+    assert_distribution(other.predict_character("TH"))
 
 
 @pytest.mark.parametrize("symbol", ["\u00e9", "\u2603", "AB", "PLUS"])
@@ -262,6 +266,103 @@ def test_without_bcipy_our_exception_is_a_value_error(lm, reload_adapter):
         other.predict_character("this_should_fail")
     with pytest.raises(ValueError):
         other.set_symbol_set(["\u2603"])
+
+
+def fake_textslinger():
+    """A stand-in for textslinger.exceptions (BciPy's language models' exceptions): message and errors."""
+    package = types.ModuleType("textslinger")
+    package.__path__ = []
+    exceptions = types.ModuleType("textslinger.exceptions")
+
+    class TextSlingerException(Exception):
+        def __init__(self, message, errors=None):
+            super().__init__(message)
+            self.message, self.errors = message, errors
+
+    class InvalidLanguageModelException(TextSlingerException):
+        pass
+
+    exceptions.TextSlingerException = TextSlingerException
+    exceptions.InvalidLanguageModelException = InvalidLanguageModelException
+    package.exceptions = exceptions
+    return {"textslinger": package, "textslinger.exceptions": exceptions}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("where", ["nobody", "phonymodel.txt", "refuses"])
+def test_a_missing_server_raises_what_bcipys_callers_catch_for_a_model_that_cannot_be_loaded(reload_adapter, where):
+    """Mirrors test_ngram.py::test_invalid_model_path over HTTP: a server that is not there (a closed port, a path
+    that is no URL, a server that refuses the client) raised httpx.ConnectError and the like; BciPy's callers catch
+    textslinger's InvalidLanguageModelException."""
+    import httpx
+    from dasher_rnn_client.client import DasherClient
+
+    modules = fake_textslinger()
+    theirs = modules["textslinger.exceptions"].InvalidLanguageModelException
+    adapter = reload_adapter(modules)
+    ours = adapter.LanguageModelUnavailable
+    assert issubclass(ours, theirs) and issubclass(ours, ConnectionError)
+    with pytest.raises(theirs) as raised:
+        if where == "refuses":  # a server that answers 401 (a token is needed)
+            refusing = httpx.MockTransport(lambda request: httpx.Response(401, json={"error": {
+                "code": "unauthorized", "message": "a token is needed"}}))
+            adapter.DasherRNNLanguageModel(client_bcipy.HttpBackend(DasherClient("http://x", transport=refusing),
+                                                                   None, False))
+        else:
+            url = f"http://127.0.0.1:{_free_port()}" if where == "nobody" else where
+            adapter.DasherRNNLanguageModel.from_server(url)
+    assert isinstance(raised.value, ours) and "dasher-rnn serve" in str(raised.value)
+    assert raised.value.message == str(raised.value) and raised.value.errors is not None
+
+
+def test_without_textslinger_a_missing_server_is_a_connection_error(reload_adapter):
+    adapter = reload_adapter({"textslinger": None, "textslinger.exceptions": None})
+    with pytest.raises(ConnectionError, match="no dasher-rnn server"):
+        adapter.DasherRNNLanguageModel.from_server(f"http://127.0.0.1:{_free_port()}")
+
+
+class Counting:
+    """A backend that counts what is asked of the model: requests, and the symbols stepped in them."""
+
+    def __init__(self, backend):
+        self.backend, self.symbols, self.calls = backend, backend.symbols, []
+
+    def __getattr__(self, name):
+        method = getattr(self.backend, name)
+
+        def counted(*args):
+            self.calls.append((name, len(args[-1]) if name in ("path", "root", "start") else 0))
+            return method(*args)
+        return counted
+
+
+def test_fresh_evidence_is_read_in_one_pass_and_a_backspace_after_it_costs_no_step(lm):
+    """BciPy's copy-phrase task starts from pre-filled text: it was read in one pass that left one handle, so a
+    backspace after it read the whole text again. Now the pass leaves a handle at each of its last positions."""
+    counting = Counting(lm.backend)
+    other = api_bcipy.DasherRNNLanguageModel(counting)
+    other.set_symbol_set(ALPHABET)
+    text = list("I_WOULD_LIKE_A_CUP_OF_TEA_PLEASE_AND_SOME_BISCUITS_IF_THERE_ARE_ANY_LEFT_IN_THE_TIN_THANK_YOU_VERY_M")
+    assert len(text) == 100
+    other.predict_character(text)
+    assert counting.calls == [("start", 100 - client_bcipy.FRESH_TAIL), ("path", client_bcipy.FRESH_TAIL)]
+    counting.calls.clear()
+    after = other.predict_character(text + ["<"])  # a backspace: a handle held, its state computed
+    assert counting.calls == [("release", 0), ("probs", 0)]  # the handle beyond it let go, no symbol stepped
+    counting.calls.clear()
+    other.predict_character(text + ["<", "H"])  # then a symbol: one step
+    assert counting.calls == [("path", 1)]
+    afresh = fresh(lm)
+    afresh.set_symbol_set(ALPHABET)
+    read = dict(afresh.predict_character(text[:-1]))
+    assert max(abs(p - read[s]) for s, p in after) < 1e-4
 
 
 def test_typing_a_symbol_at_a_time_answers_as_reading_the_evidence_afresh(lm):

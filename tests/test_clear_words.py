@@ -24,9 +24,10 @@ def phrases(tmp_path):
 
 
 def _header(out: str) -> list[str]:
-    """The lines above the table of `eval`'s report."""
+    """The lines above the table of `eval`'s report, below its summary (the first line)."""
     lines = out.splitlines()
-    return lines[: next(i for i, line in enumerate(lines) if line.startswith("file"))]
+    assert " bits/char over " in lines[0]
+    return lines[1: next(i for i, line in enumerate(lines) if line.startswith("file"))]
 
 
 @pytest.mark.parametrize(("options", "mode"), [

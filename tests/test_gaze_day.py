@@ -57,6 +57,9 @@ class Gaze:
         self.frames: list[Frame] = []
         self.t = 1000.0
         window.writing.framed.connect(self.frames.append)
+        # a sample is fresh on the simulated clock, not this machine's: under load, the wall time between a sample
+        # and the frame that reads it passed the source's staleness limit and the gaze seemed lost ("did not reach")
+        window.input.gaze.clock = lambda: self.t
 
     def look(self, x: float, y: float) -> None:
         view, source = self.window.view, self.window.input.gaze

@@ -104,14 +104,16 @@ def test_the_chain_pack_train_join_resume_and_load(gpu_run, tiny_corpus_dir, tmp
 
     pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
     out, work = tmp_path / "out", tmp_path / "work"
-    # as the device call runs it: a script from the tree, its own process, $OUT for the output folder
+    # as the device call runs it: a script from the tree, its own process, $OUT for the output folder; a fixed
+    # number of steps and time to spare, so that a slow or busy machine runs the same chain (with --minutes 0.3 and
+    # --steps auto, a loaded machine's setup took longer than the whole budget)
     done = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "gpu_run.py"), "train", "--shard", str(tmp_path / "gpu_job" / "tiny"),
          "--work", str(work), "--embed", "8", "--hidden", "32", "--layers", "2", "--batch-size", "8", "--seq-len", "32",
-         "--warmup", "3", "--val-chars", "1500", "--minutes", "0.3", "--reserve-seconds", "0.2", "--eval-seconds", "0.5",
+         "--warmup", "3", "--val-chars", "1500", "--steps", "30", "--eval-every", "15", "--minutes", "60",
          "--device", "cpu", "--threads", "1", "--workers", "1", "--part-mb", "0.02", "--scale-grads", "on"],
         cwd=tmp_path, env=dict(os.environ, OUT=str(out), OMP_NUM_THREADS="1"),
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "validation curve" in done.stdout and "timed 10 steps" in done.stdout
     exported = out / "run"

@@ -277,7 +277,7 @@ def test_learning_says_why_a_model_cannot_learn(qapp, keeper, notices):
     learning.changed.connect(lambda: changed.append(True))
     learning.set_adapting(True)
     assert keeper.prefs.adaptation and writer.status().adapting and changed == [True]
-    assert learning.adapt_box.isChecked() and "ppm" in learning.adapt_box.toolTip()
+    assert learning.adapt_box.isChecked() and "the memory of your words" in " ".join(learning.adapt_box.toolTip().split())
     writer.close(save=False)
 
 

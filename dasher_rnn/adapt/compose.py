@@ -75,6 +75,17 @@ def language_profile(profile: str, language: str) -> str:
     return profile if language in ("", "en") else f"{profile}.{language}"
 
 
+def profile_person(name: str) -> tuple[str, str]:
+    """(the person, the language) a profile's name stands for: ``anna.de`` is anna's German, ``anna`` her English
+    (``""``); a dot not followed by a language code is part of the person's name (``anna.b``)."""
+    from dasher_rnn.cldr import find_language
+
+    person, dot, code = name.rpartition(".")
+    if dot and person and code != "en" and find_language(code) == code:
+        return person, code
+    return name, ""
+
+
 def for_language(config: WriterConfig) -> tuple[WriterConfig, str | None]:
     """``config`` with its language resolved: the language's alphabet for PPM and uniform, the shipped RNN that writes
     it, and where none does, PPM alone in place of the hybrid (an RNN asked for by name is an error); with a notice
@@ -159,9 +170,11 @@ def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = 
         mixer = HybridMixer(ppm)
         alphabet = ppm.alphabet
         data = saved.parts.get("ppm") if saved is not None else None
+        restored = False  # PPM's counts (its training text's and the user's) are the profile's
         while data is not None and saved is not None:
             try:
                 mixer.restore(data)
+                restored = True
                 break
             except ValueError as exc:
                 try:
@@ -171,7 +184,8 @@ def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = 
                                              "PPM starts afresh")
                     data = None
         trained = ", ".join(f.name for f in files) or ("its training text" if trained_ppm is not None else "nothing")
-        parts.append(f"PPM order {order} trained on {trained}")
+        parts.append(f"PPM order {order} with what profile {config.profile!r} learned" if restored
+                     else f"PPM order {order} trained on {trained}")
     if config.model == "uniform":
         alphabet = load_alphabet(config.alphabet or "english")
         parts.append(f"uniform over {alphabet.name}")

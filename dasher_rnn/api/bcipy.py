@@ -21,6 +21,7 @@ from dasher_rnn_client.bcipy import (
     SPACE_CHAR,
     InvalidSymbolSet,
     InvalidSymbolSetException,
+    LanguageModelUnavailable,
     sentence_case,
     typed_text,
 )
@@ -28,7 +29,7 @@ from dasher_rnn_client.bcipy import (
 from dasher_rnn.adapt.writer import Context
 
 __all__ = ["BACKSPACE_CHAR", "SPACE_CHAR", "DasherRNNLanguageModel", "InvalidSymbolSet", "InvalidSymbolSetException",
-           "sentence_case", "typed_text"]
+           "LanguageModelUnavailable", "sentence_case", "typed_text"]
 
 
 class LocalBackend:
@@ -49,10 +50,17 @@ class LocalBackend:
         context = self.writer.root(text)
         return context, self.probs(context)
 
-    def extend(self, context: Context, symbols: str) -> tuple[Context, np.ndarray]:
+    def start(self, text: str) -> Context:
+        return self.writer.root(text)
+
+    def path(self, context: Context, symbols: str) -> list[tuple[Context, np.ndarray | None]]:
+        """A context after each symbol below ``context``, and the last one's distribution (computing it computes
+        every state on the path: an earlier one's answer costs no step when it is asked for)."""
+        contexts = []
         for ch in symbols:
             context = self.writer.child(context, ch)
-        return context, self.probs(context)
+            contexts.append(context)
+        return [(c, None) for c in contexts[:-1]] + [(contexts[-1], self.probs(contexts[-1]))]
 
     def release(self, context: Context) -> None:
         self.writer.release(context)

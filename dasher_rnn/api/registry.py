@@ -196,7 +196,9 @@ class Registry:
                 raise ApiError(422, "no_model", str(exc)) from None
         else:
             trained = self._trained_ppm(model) if model in ("hybrid", "ppm") else None
-            writer = build_writer(self._config(model=model, profile=profile, adapt=adapt), trained_ppm=trained)
+            alphabet = {"alphabet": self.alphabet.name} if model == "uniform" else {}  # the server's symbols
+            writer = build_writer(self._config(model=model, profile=profile, adapt=adapt, **alphabet),
+                                  trained_ppm=trained)
         return ApiSession(secrets.token_hex(16), writer, self.limits, adapt, writer.status().profile, self.clock)
 
     async def close(self, sid: str, save: bool = True) -> dict:

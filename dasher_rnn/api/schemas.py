@@ -21,7 +21,7 @@ from dasher_rnn.api.limits import Limits
 
 Format = Literal["log_probs", "counts"]
 Unknown = Literal["reject", "break"]
-SessionModel = Literal["hybrid", "rnn", "ppm"]
+SessionModel = Literal["hybrid", "rnn", "ppm", "uniform"]
 
 FORMAT_DOC = ("log_probs: natural-log probabilities (float32 values) in alphabet order; counts: Dasher's integers, "
               "summing exactly to 65536 with every symbol at least the floor")
@@ -58,7 +58,8 @@ class SessionCreate(Strict):
     adapt: bool = Field(True, description="learn from committed text")
     model: SessionModel = Field(
         "hybrid", description="'hybrid': the RNN mixed with an adaptive PPM that remembers the user's words (kept with "
-                           "the profile); 'ppm': that PPM alone (Dasher's PPM, order 8)")
+                           "the profile); 'rnn': the RNN alone; 'ppm': that PPM alone (Dasher's PPM, order 8); "
+                           "'uniform': every symbol equally likely (a baseline, as BciPy's UniformLanguageModel)")
     language: str | None = Field(
         None, pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$",
         description="the language written (a code `dasher-rnn languages` lists: de, fr, ar...): its alphabet, the RNN "

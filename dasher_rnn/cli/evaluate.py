@@ -46,6 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=1, help="CPU threads of the predictor")
     p.add_argument("--replace-errors", action="store_true", help="decode invalid UTF-8 with replacement characters")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr (a bar on a terminal, else a "
+                                                              "line every few seconds)")
     p.add_argument("--symbols", default=None, metavar="SET",
                    help="score over this symbol set with renormalised distributions: 'peer' (a-z, apostrophe, "
                         "space, as TextSlinger scores COMM-letter; use with --floor 0) or the characters themselves")
@@ -58,17 +60,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import json
+    import sys
+    import warnings
 
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
     from dasher_rnn.adapt.evaluation import AdaptConfig, default_eta
     from dasher_rnn.adapt.profiles import ProfileStore
     from dasher_rnn.evaluate import evaluate_files, format_report
     from dasher_rnn.extras import set_torch_threads
+    from dasher_rnn.textio import read_text
 
     if args.fold_case and args.symbols is None:
         raise ValueError("--fold-case needs --symbols (e.g. --symbols peer)")
     if args.profile is not None and not ProfileStore(args.profiles_dir).exists(args.profile):
         raise ValueError(f"no profile named {args.profile!r} (`dasher-rnn profile list` shows them)")
+    with warnings.catch_warnings():  # the phrase files before the model loads: a missing one is said at once
+        warnings.simplefilter("ignore")  # (replaced bytes are said when they are read for scoring)
+        for path in args.files:
+            read_text(path, replace_errors=args.replace_errors)
+    if not args.no_progress:
+        print(f"dasher-rnn eval: loading the {args.model} model...", file=sys.stderr, flush=True)
     adaptive = args.adaptive if args.adaptive is not None else args.model in ("ppm", "hybrid")
     eta = args.eta if args.eta is not None else default_eta(args.rule)
     config = WriterConfig(
@@ -85,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     writers = iter([first])
     report = evaluate_files(lambda: next(writers, None) or build_writer(config, trained_ppm=trained_ppm), args.files,
                             adaptive=adaptive, floor=args.floor, replace_errors=args.replace_errors,
-                            progress=False if args.json else None, symbols=args.symbols,
+                            progress=not args.no_progress, symbols=args.symbols,
                             fold_case=args.fold_case)
     model, mode = model_and_mode(first, config, adaptive)
     report["settings"] = {"model": description, "mode": mode, "adaptive": adaptive, "floor": args.floor,
@@ -93,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
+        overall = report["overall"]
+        print(f"{overall['bits_per_char']:.3f} bits/char over {overall['chars']:,} characters of "
+              f"{len(report['files'])} {'file' if len(report['files']) == 1 else 'files'}")
         print(f"model: {model}")
         print(f"mode: {mode}; floor {args.floor}" + (f"; symbols {args.symbols!r}" if args.symbols else "")
               + ("; case folded" if args.fold_case else ""))

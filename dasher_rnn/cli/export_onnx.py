@@ -25,6 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", nargs="*", default=None, metavar="FILE",
                    help="int8: phrase files on which it may lose at most 0.005 bits/char "
                         "(default: ../shared/corpora/eval/*.txt when present)")
+    p.add_argument("--json", action="store_true", help="int8: also print the full check report as JSON (it is kept "
+                                                       "in the folder's config.json either way)")
     p.set_defaults(func=run)
 
 
@@ -44,8 +46,13 @@ def run(args: argparse.Namespace) -> int:
     if args.int8 or not args.fp32:
         check = args.check if args.check is not None else sorted(Path("../shared/corpora/eval").glob("*.txt"))
         report = export_int8(folder, check_files=check)
-        print(f"wrote {folder / report['file']}:")
-        print(json.dumps(report, indent=1))
+        checked = (f"; on {len(report['check_files'])} phrase files ({report['check_chars']:,} characters) it loses "
+                   f"{report['bits_lost_floor']:.4f} bits/char" if "check_files" in report else "; no phrase file to "
+                   "check it on")
+        print(f"wrote {folder / report['file']}: max abs log-prob difference vs torch "
+              f"{report['max_abs_log_prob_diff_vs_torch']:.2e}{checked} (the report: config.json, onnx_int8)")
+        if args.json:
+            print(json.dumps(report, indent=1))
         if not args.fp32 and (folder / ONNX_FILE).is_file():
             print(f"{folder / ONNX_FILE}, the float32 export already there, was left as it was (and checked against): "
                   "a folder to ship goes without it (delete it, then `dasher-rnn export-onnx` again to update "

@@ -7,7 +7,7 @@ import argparse
 import dataclasses
 import functools
 import importlib
-from typing import Any
+from typing import Any, NoReturn
 
 # the config dataclasses that commands fill, as "module:class" (read only when a default is needed)
 TRAIN = "dasher_rnn.lm.train:TrainConfig"
@@ -81,6 +81,10 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def error(self, message: str) -> NoReturn:
+        """A mistake on the command line in one line, and where the options are (not a screen of usage above it)."""
+        self.exit(2, f"{self.prog}: error: {message}; --help lists the options\n")
+
 
 def port(text: str) -> int:
     """A UDP port number."""
@@ -139,8 +143,38 @@ def add_profiles_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profiles-dir", default=None, help=PROFILES_DIR_HELP)
 
 
+def nearest_languages(text: str, n: int = 5) -> list[str]:
+    """The codes closest to ``text``: by the code's spelling, then by the language's English name ("German": de)."""
+    import difflib
+
+    from dasher_rnn.cldr import entries
+
+    known = entries()
+    want = text.strip().replace("_", "-").lower()
+    by_name = {entry.name.lower(): code for code, entry in known.items()}
+    codes = difflib.get_close_matches(want, [c.lower() for c in known], n=n, cutoff=0.5)
+    names = difflib.get_close_matches(want, list(by_name), n=n, cutoff=0.6)
+    lower = {c.lower(): c for c in known}
+    by_code, by_names = [lower[c] for c in codes], [by_name[name] for name in names]
+    found = by_names + by_code if len(want) > 3 else by_code + by_names  # a word is a name, not a code
+    return list(dict.fromkeys(found))[:n]
+
+
+def language_code(text: str) -> str:
+    """A language ``--language`` takes (``de``, ``DE``, ``pt_BR``, ``sr-latn``): its code; otherwise one line that
+    names the nearest codes, before any work starts."""
+    from dasher_rnn.cldr import find_language
+
+    found = find_language(text)
+    if found is not None:
+        return found
+    near = nearest_languages(text)
+    hint = f"; nearest: {', '.join(near)}" if near else ""
+    raise argparse.ArgumentTypeError(f"unknown language {text!r}{hint} (`dasher-rnn languages` lists them all)")
+
+
 def add_language(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--language", default=None, metavar="CODE",
+    p.add_argument("--language", default=None, metavar="CODE", type=language_code,
                    help="the language written (de, fr, ar...: `dasher-rnn languages` lists them): its alphabet, and the "
                         "RNN that writes it where one ships, else PPM alone (default: English)")
 

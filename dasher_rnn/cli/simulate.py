@@ -48,10 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tqdm import tqdm
-
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
     from dasher_rnn.normalise import normalise
+    from dasher_rnn.progress_bar import progress_bar
     from dasher_rnn.textio import read_text
     from dasher_rnn.zoom.control import Action
     from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
@@ -79,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
             render = offscreen_renderer(source.alphabet)
         switch = args.input not in ("pointer", "gaze")
         max_seconds = args.max_seconds if args.max_seconds is not None else 600.0 if switch else 120.0
-        # the bar goes to stderr: with --json it shows where stderr is a terminal (tqdm's None), so that
-        # `simulate --file ... --json` is not silent for minutes, and stays out of a captured stream
-        with tqdm(total=len(phrases), unit="phrase", disable=True if args.no_progress else None if args.json else False) as bar:
+        # the bar goes to stderr, --json or not (a line every few seconds where stderr is no terminal), so that
+        # `simulate --file ... --json` is not silent for minutes; stdout holds the summary alone
+        with progress_bar(not args.no_progress, total=len(phrases), unit="phrase") as bar:
             if switch:
                 from dasher_rnn.input.switch import SwitchConfig, switch_mode
                 from dasher_rnn.zoom.controller import ControllerConfig, WritingController

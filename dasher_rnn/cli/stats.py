@@ -13,7 +13,8 @@ from dasher_rnn.cli.options import add_profiles_dir, size
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="a picture of progress: characters per minute and bits per character per "
                                      "message, from a profile's record (nothing leaves this machine)")
-    p.add_argument("--profile", required=True, help="the profile whose messages to draw")
+    p.add_argument("--profile", default=None, help="the profile whose messages to draw (default: the app's, as its "
+                                                   "settings name it: 'default' unless chosen in the Profile dialog)")
     p.add_argument("--out", default=None, help="the PNG file to write (default: a new file named by the profile and "
                                                "the time, in dasher-rnn/ in your documents folder, where the app's "
                                                "Save writes)")
@@ -25,7 +26,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
     from dasher_rnn.adapt.progress import ProgressLog
+    from dasher_rnn.settings import SettingsStore
 
+    if args.profile is None:  # the app's profile
+        args.profile = SettingsStore().load().profile
     store = ProfileStore(args.profiles_dir)
     log = ProgressLog.for_profile(store, args.profile)
     if not log.folder.is_dir():

@@ -32,8 +32,9 @@ class GazeSourceError(RuntimeError):
 class GazeSample:
     """A smoothed gaze point normalised to the screen (0..1, left to right, top to bottom).
 
-    t is the sample time from the tracker (seconds, its own clock); received_at is ``time.monotonic()``
-    when it arrived, which is what staleness is measured against. Sources that address the writing
+    t is the sample time from the tracker (seconds, its own clock); received_at is the source's ``clock()``
+    (``time.monotonic`` unless a simulation gives its own) when it arrived, which is what staleness is measured
+    against. Sources that address the writing
     area rather than the screen (Dasher's socket input) set ``space`` to "view".
     """
 
@@ -64,19 +65,22 @@ class GazeSource:
         self.rejected = 0  # malformed data (or data whose handling failed), ignored
         self.last_problem: str | None = None  # the newest reason for a rejection, for the status bar
         self._latest: GazeSample | None = None
-        self._lost_at: float | None = None  # time.monotonic() of the newest invalid sample
+        self._lost_at: float | None = None  # clock() of the newest invalid sample
+        # what staleness is measured with: a simulation that sends samples on a clock of its own sets it, so that a
+        # busy machine's pauses between a sample and the frame that reads it do not make the gaze seem lost
+        self.clock: Callable[[], float] = time.monotonic
         self._warned: set[str] = set()
 
     def latest(self) -> GazeSample | None:
         """The newest smoothed sample, or None when there is none or it is older than ``stale_after``."""
         sample = self._latest
-        if sample is None or time.monotonic() - sample.received_at > self.stale_after:
+        if sample is None or self.clock() - sample.received_at > self.stale_after:
             return None
         return sample
 
     def lost_reason(self) -> str:
         """Why there is no pointer now, in one line for the status bar; empty while samples arrive."""
-        now = time.monotonic()
+        now = self.clock()
         sample = self._latest
         if sample is not None and now - sample.received_at <= self.stale_after:
             return ""
@@ -113,7 +117,7 @@ class GazeSource:
             self._reject("non-finite", f"({x}, {y}, {t})")
             return
         x, y = (min(max(v, CLAMP_LOW), CLAMP_HIGH) for v in (x, y))
-        now = time.monotonic()
+        now = self.clock()
         previous = self._latest
         if self.smoothing is not None:
             # After a gap, or if the tracker's clock went back (bridge restarted), start the filter afresh
@@ -132,7 +136,7 @@ class GazeSource:
 
     def _lost(self) -> None:
         self.lost += 1
-        self._lost_at = time.monotonic()
+        self._lost_at = self.clock()
 
     def _reject(self, kind: str, detail: str) -> None:
         """Count bad data; warn once per kind so a broken bridge cannot flood the log."""

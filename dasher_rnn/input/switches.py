@@ -127,6 +127,7 @@ class JoystickSwitches(GazeSource):
             return
         if number in self.buttons:
             self.queue.add(self.buttons.index(number), value != 0)
+            self.received += 1
 
     def close(self) -> None:
         self._stop.set()

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dasher_rnn.adapt.compose import profile_person
 from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.input.presets import PRESETS
@@ -227,8 +228,8 @@ class PreferencesDialog(QDialog):
             "Presses", "Two presses of a switch within the double-press time, or a switch held down for the "
             "long-press time, back out; the next press stops. With no press for the stop time (or a switch held down "
             "that long) writing stops by itself (0: never).", presses)
-        self.ports_row = setting_row("Ports", "Where each input's data arrives, and the camera the head pointer uses.",
-                                     self.ports)
+        self.ports_row = setting_row("Connections", "Only for setting up a device: where an eye tracker's or another "
+                                     "program's data comes in, and which camera follows your head.", self.ports)
         input_page = _page(
             setting_row("Input", "What steers: the mouse (or a touchpad, or a head mouse or eye tracker that moves "
                         "the pointer); an eye tracker's own data (gaze over UDP, Tobii, Dasher's socket input, "
@@ -499,12 +500,22 @@ class ProfileDialog(QDialog):
         self.store = store or ProfileStore()
         self.setWindowTitle("Profile")
         self.setStyleSheet(DIALOG_STYLE)
-        self.in_use = writer.status().profile if writer is not None else None
-        names = [row["name"] for row in self.store.list() if "error" not in row]
+        # the person whose profile is in use: a language's profile (anna.de) is anna's, not another person's
+        in_use = writer.status().profile if writer is not None else None
+        self.in_use = profile_person(in_use)[0] if in_use else None
+        self.in_use_profile = in_use
+        self.rows = {row["name"]: row for row in self.store.list()}
+        self.languages: dict[str, list[str]] = {}  # person -> the languages with a profile of their own
+        names = []
+        for row in self.rows.values():
+            person, language = profile_person(row["name"])
+            if language:
+                self.languages.setdefault(person, []).append(language)
+            if "error" not in row and person not in names:
+                names.append(person)
         for name in (keeper.prefs.profile, self.in_use):
             if name and name not in names:
                 names.append(name)
-        self.rows = {row["name"]: row for row in self.store.list()}
         intro = QLabel("A profile keeps what the model learned about one person's writing. Pick whose writing "
                        "this is. The choice is used from the next start.")
         intro.setWordWrap(True)
@@ -530,8 +541,16 @@ class ProfileDialog(QDialog):
         self.resize(820, 520)
 
     def _label(self, name: str) -> str:
-        """What the profile holds: on disk, or (the one in use) what its Writer has learned and not saved yet."""
+        """What the person's profile holds (and the languages they also write), on disk, or (the one in use) what its
+        Writer has learned and not saved yet."""
+        label = self._holds(name)
+        languages = self.languages.get(name)
+        return f"{label[:-1]}; also {', '.join(sorted(languages))})" if languages else label
+
+    def _holds(self, name: str) -> str:
         row = self.rows.get(name)
+        if name == self.in_use and self.in_use_profile != name:  # writing in another language now: that profile's
+            row = self.rows.get(self.in_use_profile or "", row)
         status = self.writer.status() if self.writer is not None and name == self.in_use else None
         learned = status.characters_adapted if status is not None else 0  # the RNN's count, the saved part with it
         if row is None:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from dasher_rnn_client import ClientError, DasherClient, DasherRNNLanguageModel, InvalidSymbolSetException
-from dasher_rnn_client.bcipy import ContextPath, EvidenceReader, sentence_case, typed_text
+from dasher_rnn_client.bcipy import FRESH_TAIL, ContextPath, EvidenceReader, sentence_case, typed_text
 
 SYMBOLS = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ.'"
 BCIPY_ALPHABET = [chr(c) for c in range(ord("A"), ord("Z") + 1)] + ["<", "_"]
@@ -67,9 +67,14 @@ class CountingBackend:
         self.read += len(text)
         return self._new(text)
 
-    def extend(self, handle, symbols):
+    def start(self, text):
+        self.read += len(text)
+        return self._new(text)[0]
+
+    def path(self, handle, symbols):
         self.read += len(symbols)
-        return self._new(self.handles[handle] + symbols)
+        base = self.handles[handle]
+        return [self._new(base + symbols[:i]) for i in range(1, len(symbols) + 1)]
 
     def probs(self, handle):
         return self._probs(self.handles[handle])
@@ -121,16 +126,29 @@ def test_the_path_starts_again_when_the_text_does():
     path.probs("hello there", 5)
     before = backend.read
     path.probs("bye", 0)
-    assert backend.read - before == 3 and path.marks[0][0] == 3
+    assert backend.read - before == 3 and path.marks[-1][0] == 3
 
+
+def test_fresh_text_leaves_a_handle_at_each_of_its_last_positions():
+    backend = CountingBackend()
+    path = ContextPath(backend)
+    text = "a" * 100
+    path.probs(text, 0)
+    assert backend.read == 100  # read once
+    assert [length for length, _, _ in path.marks] == list(range(100 - FRESH_TAIL, 101))
+    path.probs(text[:-3], len(text) - 3)  # three backspaces: held, answered, nothing read
+    assert backend.read == 100 and path.marks[-1][0] == 97
 
 def test_the_symbol_set_is_checked_and_folded_case_sums_both_cases():
     lm = DasherRNNLanguageModel(CountingBackend())
     with pytest.raises(InvalidSymbolSetException):
         lm.predict_character(["A"])
-    for bad in ([], ["\u2603"], ["AB"]):
+    for bad in (["\u2603"], ["AB"]):
         with pytest.raises(ValueError):
             lm.set_symbol_set(bad)
+    lm.set_symbol_set([])  # as BciPy's models: taken, and refused when a prediction is asked for
+    with pytest.raises(InvalidSymbolSetException):
+        lm.predict_character(["A"])
     lm.set_symbol_set(BCIPY_ALPHABET)
     answer = dict(lm.predict_character(list("HELLO_THERE")))
     assert set(answer) == set(BCIPY_ALPHABET) and abs(sum(answer.values()) - 1) < 1e-9
@@ -169,3 +187,17 @@ def test_sessions_and_the_websocket_against_the_server():
             with session.websocket() as ws:
                 assert ws.call("info")["session"] == session.id
         session.close(save=False)
+
+
+def test_no_server_is_a_language_model_that_cannot_be_loaded():
+    import socket
+
+    from dasher_rnn_client import LanguageModelUnavailable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for url in (f"http://127.0.0.1:{port}", "phonymodel.txt"):
+        with pytest.raises(LanguageModelUnavailable) as raised:
+            DasherRNNLanguageModel.from_server(url)
+        assert isinstance(raised.value, ConnectionError) and "dasher-rnn serve" in str(raised.value)

@@ -9,10 +9,11 @@ from PySide6.QtWidgets import QCheckBox
 
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.ui.parts.prefs import PrefsKeeper
-from dasher_rnn.ui.parts.status import Notices
+from dasher_rnn.ui.parts.status import LEARNERS, Notices
 from dasher_rnn.ui.widgets import wrap_tip
 
 AUTOSAVE_CHECK_MS = 5000  # how often the Writer is asked whether a background save is due
+
 
 
 class LearningPart(QObject):
@@ -50,8 +51,9 @@ class LearningPart(QObject):
             self.adapt_box.setToolTip(wrap_tip(why))
             self.adapt_box.setEnabled(writer is not None and writer.model != "uniform")
         else:
-            learns = " and ".join(writer.status().learns)
-            self.adapt_box.setToolTip(wrap_tip(f"Learn from what you write ({learns} adapt to you)"))
+            learns = [LEARNERS.get(part, part) for part in writer.status().learns]
+            said = ", ".join(learns[:-1]) + (" and " if len(learns) > 1 else "") + learns[-1] if learns else "it"
+            self.adapt_box.setToolTip(wrap_tip(f"Learn from what you write. What learns: {said}."))
             if not self.keeper.prefs.adaptation:
                 writer.set_adapting(False)
 

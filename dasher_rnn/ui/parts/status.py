@@ -17,6 +17,10 @@ from dasher_rnn.adapt.writer import WriterStatus
 from dasher_rnn.ui.widgets import wrap_tip
 from dasher_rnn.zoom.controller import Stats
 
+# what learns (``WriterStatus.learns``), in the words of someone who writes
+LEARNERS = {"rnn": "the letter predictor", "ppm": "the memory of your words",
+            "mixing weights": "the balance between the two"}
+
 
 class Notices(Protocol):
     """What a part may say in the status bar: a lasting notice per topic, or a message for a few seconds."""
@@ -113,7 +117,7 @@ class StatusPart:
         elif "rnn" in status.learns:
             self.adaptation_label.setText(f"adapting: {status.updates} updates, {status.rollbacks} rollbacks")
         else:
-            self.adaptation_label.setText(f"adapting: {' and '.join(status.learns)}")
+            self.adaptation_label.setText(f"adapting: {' and '.join(LEARNERS.get(x, x) for x in status.learns)}")
         profile = status.profile if status is not None else None
         self.profile_label.setText(f"profile: {profile}" if profile else "profile: none")
         if status is not None and status.notice:

@@ -5,9 +5,14 @@
 It needs httpx alone; ``websockets`` for a session's WebSocket and numpy for array results are optional.
 """
 
-from dasher_rnn_client.bcipy import DasherRNNLanguageModel, InvalidSymbolSet, InvalidSymbolSetException
+from dasher_rnn_client.bcipy import (
+    DasherRNNLanguageModel,
+    InvalidSymbolSet,
+    InvalidSymbolSetException,
+    LanguageModelUnavailable,
+)
 from dasher_rnn_client.client import ClientError, ClientSession, DasherClient, WebSocketChannel
 
 __version__ = "0.1.0"
 __all__ = ["ClientError", "ClientSession", "DasherClient", "DasherRNNLanguageModel", "InvalidSymbolSet",
-           "InvalidSymbolSetException", "WebSocketChannel"]
+           "InvalidSymbolSetException", "LanguageModelUnavailable", "WebSocketChannel"]

@@ -17,8 +17,16 @@ probability, most probable first. Choices made here (see the dasher-rnn docs, AP
 
 A call costs the same at any length of evidence: the adapter keeps the evidence it last read, the context it
 spelled and a context handle at each length it was asked about, so one more symbol is one step of the model and
-a backspace goes back to a handle it holds (``ContextPath``). The errors are BciPy's own
-``InvalidSymbolSetException`` where ``bcipy`` is installed (ours subclasses it), a ``ValueError`` elsewhere.
+a backspace goes back to a handle it holds (``ContextPath``). Evidence it has not seen (the first call, or text
+pre-filled by a copy-phrase task) is read in one batched pass that leaves a handle, and its distribution, at each of
+its last ``FRESH_TAIL`` positions: a backspace after it costs no step of the model, a symbol after that one.
+
+The errors are BciPy's own. A symbol set that the model cannot predict, or none (an empty one is accepted, as
+BciPy's models accept it, until a prediction is asked for): ``InvalidSymbolSetException`` (ours subclasses
+``bcipy.exceptions.InvalidSymbolSetException`` where ``bcipy`` is installed; a ``ValueError`` elsewhere). A server
+that is missing, unreachable or refuses the client, when the adapter is built or later: ``LanguageModelUnavailable``,
+which subclasses textslinger's ``InvalidLanguageModelException`` where ``textslinger`` is installed (BciPy's callers
+catch it for a model that cannot be loaded), and is a ``ConnectionError`` everywhere.
 """
 
 from __future__ import annotations
@@ -31,10 +39,15 @@ try:
     from bcipy.exceptions import InvalidSymbolSetException as _BciPyInvalidSymbolSet
 except ImportError:  # no BciPy here: ours stands alone
     _BciPyInvalidSymbolSet = None
+try:
+    from textslinger.exceptions import InvalidLanguageModelException as _InvalidLanguageModel
+except ImportError:  # no textslinger (BciPy's language models) here
+    _InvalidLanguageModel = None
 
 SPACE_CHAR = "_"
 BACKSPACE_CHAR = "<"
 EXTEND_LIMIT = 64  # symbols one step along the path may add (the server's max_symbols); more: the text is read anew
+FRESH_TAIL = 16  # positions at the end of unseen evidence that get a handle each (at most EXTEND_LIMIT)
 MAX_MARKS = 4096  # handles one path holds; at this many it starts again from the text (one read of the whole text)
 
 if _BciPyInvalidSymbolSet is not None:
@@ -45,6 +58,21 @@ else:
         """No symbol set yet, or a symbol the model cannot predict."""
 
 InvalidSymbolSet = InvalidSymbolSetException  # the name before BciPy's was adopted
+
+if _InvalidLanguageModel is not None:
+    class LanguageModelUnavailable(_InvalidLanguageModel, ConnectionError):  # type: ignore[misc, valid-type]
+        """The server is missing, unreachable or refuses us (textslinger's exception for a model that cannot be
+        loaded, which BciPy's callers catch, and a ``ConnectionError``)."""
+
+        def __init__(self, message: str, errors: Any = None):
+            super().__init__(message, errors)
+else:
+    class LanguageModelUnavailable(ConnectionError):  # type: ignore[no-redef]
+        """The server is missing, unreachable or refuses us."""
+
+        def __init__(self, message: str, errors: Any = None):
+            super().__init__(message)
+            self.message, self.errors = message, errors
 
 
 def typed_text(evidence: str | list[str]) -> str:
@@ -130,14 +158,20 @@ class EvidenceReader:
 class ContextPath:
     """Context handles along the text last asked about, one at each length asked for (shortest first), so that
     the next text costs what it adds: one more symbol is one step from the last handle, a backspace goes back to
-    an earlier one. Handles beyond what the new text keeps are released (the first of them frees the rest).
+    an earlier one. Handles beyond what the new text keeps are released (the first of them frees the rest). Text
+    read afresh is read in one pass that leaves a handle at each of its last ``FRESH_TAIL`` positions (with its
+    distribution), and symbols added to a handle leave one at each symbol.
 
-    ``backend`` has ``root(text)`` and ``extend(handle, symbols)``, each returning ``(handle, probabilities)``,
-    ``probs(handle)`` and ``release(handle)``."""
+    ``backend`` has ``root(text)`` (``(handle, probabilities)``), ``start(text)`` (a handle, its distribution not
+    asked for), ``path(handle, symbols)`` (a ``(handle, probabilities or None)`` after each symbol, the last with
+    its probabilities; the model's steps batched), ``probs(handle)`` and ``release(handle)``."""
 
     def __init__(self, backend: Any):
         self.backend = backend
-        self.marks: list[tuple[int, Any]] = []  # (length of the text, handle)
+        self.marks: list[tuple[int, Any, Sequence[float] | None]] = []  # (length of the text, handle, its answer)
+        # symbols one path may add: a path is one context per symbol, each at most the server's max_symbols long
+        self.limit = min(EXTEND_LIMIT, getattr(backend, "max_symbols", EXTEND_LIMIT),
+                         getattr(backend, "max_contexts", EXTEND_LIMIT))
 
     def probs(self, text: str, kept: int) -> Sequence[float]:
         """The next-symbol probabilities after ``text``, whose first ``kept`` characters are those of the text
@@ -148,16 +182,35 @@ class ContextPath:
         if keep < len(self.marks):
             self.backend.release(self.marks[keep][1])
             del self.marks[keep:]
-        if keep == 0 or len(text) - self.marks[-1][0] > EXTEND_LIMIT or len(self.marks) >= MAX_MARKS:
-            self.clear()
-            handle, probs = self.backend.root(text)
-        else:
-            length, parent = self.marks[-1]
-            if length == len(text):
-                return self.backend.probs(parent)
-            handle, probs = self.backend.extend(parent, text[length:])
-        self.marks.append((len(text), handle))
-        return probs
+        if keep == 0 or len(text) - self.marks[-1][0] > self.limit or len(self.marks) >= MAX_MARKS:
+            return self._read(text)
+        length, parent, answer = self.marks[-1]
+        if length == len(text):
+            if answer is None:
+                answer = self.backend.probs(parent)
+                self.marks[-1] = (length, parent, answer)
+            return answer
+        return self._extend(length, parent, text[length:])
+
+    def _read(self, text: str) -> Sequence[float]:
+        """``text`` read afresh: its start in one batched read, its last ``FRESH_TAIL`` symbols as a path below."""
+        self.clear()
+        tail = min(len(text), FRESH_TAIL, self.limit)
+        if tail == 0:
+            handle, answer = self.backend.root(text)
+            self.marks.append((0, handle, answer))
+            return answer
+        start = len(text) - tail
+        self.marks.append((start, self.backend.start(text[:start]), None))
+        return self._extend(start, self.marks[0][1], text[start:])
+
+    def _extend(self, length: int, parent: Any, symbols: str) -> Sequence[float]:
+        steps = self.backend.path(parent, symbols)
+        for i, (handle, answer) in enumerate(steps, 1):
+            self.marks.append((length + i, handle, answer))
+        answer = steps[-1][1]
+        assert answer is not None  # a path answers for its last handle
+        return answer
 
     def clear(self) -> None:
         if self.marks:
@@ -165,42 +218,83 @@ class ContextPath:
         self.marks = []
 
 
+def _unavailable(url: str, exc: Exception) -> LanguageModelUnavailable:
+    """What BciPy's callers catch for a model that cannot be loaded, saying why in one line."""
+    from dasher_rnn_client.client import ClientError
+
+    if isinstance(exc, ClientError):
+        why = f"it answered {exc.status} {exc.code}: {exc}"
+    else:
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return LanguageModelUnavailable(f"no dasher-rnn server to predict with at {url!r} ({why}); start one with "
+                                    "`dasher-rnn serve`", errors=exc)
+
+
+def _failures() -> tuple[type[Exception], ...]:
+    """The errors that mean the server is missing, unreachable or refuses us (not a mistake of the caller's)."""
+    import httpx
+
+    from dasher_rnn_client.client import ClientError
+
+    return httpx.HTTPError, httpx.InvalidURL, ClientError, OSError
+
+
 class HttpBackend:
-    """Contexts, learning and probabilities through a session of ``dasher-rnn serve`` (adapting when ``learn``)."""
+    """Contexts, learning and probabilities through a session of ``dasher-rnn serve`` (adapting when ``learn``);
+    a server missing, unreachable or refusing raises ``LanguageModelUnavailable``, here and at every call."""
 
-    def __init__(self, client: Any, profile: str | None, learn: bool):
+    def __init__(self, client: Any, profile: str | None, learn: bool, model: str = "rnn"):
         self.client = client
-        self.symbols: str = client.symbols
-        self.session = client.open_session(profile, adapt=learn, model="rnn")
+        try:
+            self.symbols: str = client.symbols
+            limits = client.model().get("limits", {})
+            self.max_symbols = int(limits.get("max_symbols", EXTEND_LIMIT))
+            self.max_contexts = int(limits.get("max_contexts", EXTEND_LIMIT))
+            self.session = client.open_session(profile, adapt=learn, model=model)
+        except _failures() as exc:
+            client.close()
+            raise _unavailable(client.url, exc) from None
 
-    def _one(self, spec: dict) -> tuple[int, list[float]]:
-        handles, dists = self.session.contexts([spec], format="log_probs")
-        return handles[0], [math.exp(x) for x in dists[0]]
+    def _call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except _failures() as exc:
+            raise _unavailable(self.client.url, exc) from None
 
     def root(self, text: str) -> tuple[int, list[float]]:
-        return self._one({"text": text, "unknown": "break"})
+        handles, dists = self._call(self.session.contexts, [{"text": text, "unknown": "break"}], format="log_probs")
+        return handles[0], [math.exp(x) for x in dists[0]]
 
-    def extend(self, handle: int, symbols: str) -> tuple[int, list[float]]:
-        return self._one({"parent": handle, "symbols": symbols})
+    def start(self, text: str) -> int:
+        return self._call(self.session.root, text, unknown="break")
+
+    def path(self, handle: int, symbols: str) -> list[tuple[int, list[float] | None]]:
+        """A handle after each symbol and its distribution, in one request (the server computes every state on the
+        path for the last one anyway; a path is at most ``FRESH_TAIL`` or ``max_symbols`` long)."""
+        specs = [{"parent": handle, "symbols": symbols[:i]} for i in range(1, len(symbols) + 1)]
+        handles, dists = self._call(self.session.contexts, specs, format="log_probs")
+        return [(h, [math.exp(x) for x in d]) for h, d in zip(handles, dists)]
 
     def probs(self, handle: int) -> list[float]:
-        return [math.exp(x) for x in self.session.distributions([handle])[0]]
+        return [math.exp(x) for x in self._call(self.session.distributions, [handle])[0]]
 
     def release(self, handle: int) -> None:
-        self.session.release(handle)
+        self._call(self.session.release, handle)
 
     def commit(self, text: str) -> None:
-        self.session.commit(text, unknown="break")
+        self._call(self.session.commit, text, unknown="break")
 
     def delete(self, count: int) -> None:
-        self.session.delete(count)
+        self._call(self.session.delete, count)
 
     def new_message(self) -> None:
-        self.session.reset()
+        self._call(self.session.reset)
 
     def close(self) -> None:
-        self.session.close()
-        self.client.close()
+        try:
+            self._call(self.session.close)
+        finally:
+            self.client.close()
 
 
 class DasherRNNLanguageModel:
@@ -222,17 +316,23 @@ class DasherRNNLanguageModel:
 
     @classmethod
     def from_server(cls, url: str = "http://127.0.0.1:8765", token: str | None = None,
-                    profile: str | None = None, learn: bool = False, **kwargs: Any) -> DasherRNNLanguageModel:
+                    profile: str | None = None, learn: bool = False, model: str = "rnn",
+                    **kwargs: Any) -> DasherRNNLanguageModel:
         """Predictions from a running ``dasher-rnn serve``, through a session of its own (of ``profile`` if given,
-        adapting when ``learn``)."""
+        adapting when ``learn``; ``model``: the session's, "rnn" or another the server has, "uniform" among them).
+        ``LanguageModelUnavailable`` when no server answers there."""
         from dasher_rnn_client.client import DasherClient
 
-        return cls(HttpBackend(DasherClient(url, token), profile, learn), learn=learn, **kwargs)
+        try:
+            client = DasherClient(url, token)
+        except _failures() as exc:  # a URL that is none
+            raise _unavailable(url, exc) from None
+        return cls(HttpBackend(client, profile, learn, model), learn=learn, **kwargs)
 
     # -- BciPy's protocol --------------------------------------------------------------
     def set_symbol_set(self, symbol_set: list[str]) -> None:
-        if not symbol_set:
-            raise InvalidSymbolSetException("the symbol set is empty")
+        """The symbols to predict; a symbol the model cannot predict raises ``InvalidSymbolSetException`` at once,
+        an empty set (as BciPy's models) when a prediction is asked for."""
         columns = []
         for symbol in symbol_set:
             if symbol == BACKSPACE_CHAR:
@@ -250,6 +350,8 @@ class DasherRNNLanguageModel:
         """(symbol, probability) for every symbol of the symbol set, most probable first."""
         if self.symbol_set is None:
             raise InvalidSymbolSetException("symbol set must be set prior to requesting predictions")
+        if not self.symbol_set:
+            raise InvalidSymbolSetException("the symbol set is empty: set one with symbols to predict")
         context, kept = self._reader.read(evidence)
         outside = [ch for ch in context[kept:] if ch not in self._index]
         if outside:
