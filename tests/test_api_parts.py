@@ -50,6 +50,10 @@ def test_check_text_normalises_and_refuses_long_text_and_unknown_characters():
     with pytest.raises(ApiError) as long:
         check_text("abcdef", ALPHABET, limits, "committed text")
     assert long.value.status == 413 and long.value.code == "text_too_long" and "committed text" in long.value.message
+    with pytest.raises(ApiError) as spelled_out:  # 2 characters sent, 6 once normalised ("\ufb03" is "ffi")
+        check_text("\ufb03\ufb03", ALPHABET, limits)
+    assert spelled_out.value.status == 413 and "normalised" in spelled_out.value.message
+    assert check_text("\ufb03", ALPHABET, limits) == "ffi"
     with pytest.raises(ApiError) as unknown:
         check_text("a\u2603", ALPHABET, limits)
     assert unknown.value.status == 422 and unknown.value.code == "unknown_character"
