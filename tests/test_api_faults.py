@@ -352,7 +352,10 @@ def app_client(tiny_model_dir, tmp_path_factory):
 def test_a_405_says_which_methods_the_path_allows(app_client):
     for method, path, allowed in [("PUT", "/v1/model", "GET"), ("POST", "/v1/health", "GET"),
                                   ("PATCH", "/v1/sessions/abc", "DELETE, GET"), ("GET", "/v1/predict", "POST"),
-                                  ("PUT", "/v1/sessions", "GET, POST")]:
+                                  ("PUT", "/v1/sessions", "GET, POST"),
+                                  # "batch" is no handle: DELETE /contexts/{handle} is not this path's
+                                  ("GET", "/v1/sessions/abc/contexts/batch", "POST"),
+                                  ("GET", "/v1/sessions/abc/contexts/7", "DELETE")]:
         r = app_client.request(method, path)
         assert r.status_code == 405 and r.headers.get("allow") == allowed, (method, path, r.headers)
         assert r.json()["error"]["code"] == "method_not_allowed" and allowed in r.json()["error"]["message"]

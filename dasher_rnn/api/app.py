@@ -81,10 +81,16 @@ def error_response(status: int, code: str, message: str, headers: dict[str, str]
 
 
 def allowed_methods(app: FastAPI, scope: dict) -> list[str]:
-    """The methods the routes of ``scope``'s path answer (for a 405's ``Allow``)."""
+    """The methods the routes of ``scope``'s path answer (for a 405's ``Allow``): a route counts only if the path's
+    parameters are of its types (``/contexts/batch`` is not ``DELETE /contexts/{handle}``, whose handle is a number)."""
     methods: set[str] = set()
     for route in app.routes:
-        if isinstance(route, APIRoute) and route.matches(scope)[0] is not Match.NONE:
+        if not isinstance(route, APIRoute):
+            continue
+        match, child = route.matches(scope)
+        params = child.get("path_params", {})
+        if match is not Match.NONE and all(not field.validate(params.get(field.alias))[1]
+                                           for field in route.dependant.path_params):
             methods |= route.methods
     return sorted(methods)
 
