@@ -373,7 +373,7 @@ def test_requests_the_schema_allows_are_accepted_and_those_refused_are_outside_i
         root = app_client.post(f"/v1/sessions/{sid}/contexts", json={"text": "I"}).json()["handle"]
         s = f"/v1/sessions/{sid}"
         # (schema path, request path, body). The first 17, of 8 kinds, were allowed by the published schema and
-        # refused by the server; now the schema refuses them too. The last 8 are within it, and accepted.
+        # refused by the server; now the schema refuses them too. The next 8 are within it, and accepted.
         cases = [
             ("/v1/predict", "/v1/predict", {"contexts": ["a" * 51]}),
             ("/v1/predict", "/v1/predict", {"contexts": ["a"] * 9}),
@@ -401,6 +401,11 @@ def test_requests_the_schema_allows_are_accepted_and_those_refused_are_outside_i
             ("/v1/sessions/{sid}/commit", s + "/commit", {"text": "a" * 50}),
             ("/v1/sessions/{sid}/delete", s + "/delete", {"count": 50}),
             ("/v1/sessions", "/v1/sessions", {"language": "de", "model": "ppm"}),
+            # whole numbers as JSON may write them (JSON Schema's integer): accepted; with a fraction: refused by both
+            ("/v1/sessions/{sid}/delete", s + "/delete", {"count": 2.0}),
+            ("/v1/sessions/{sid}/distributions", s + "/distributions", {"contexts": [float(root)]}),
+            ("/v1/sessions/{sid}/delete", s + "/delete", {"count": 2.5}),
+            ("/v1/sessions/{sid}/delete", s + "/delete", {"count": True}),
         ]
         outcomes = []
         for schema_path, path, body in cases:
@@ -410,7 +415,13 @@ def test_requests_the_schema_allows_are_accepted_and_those_refused_are_outside_i
                 app_client.delete(f"/v1/sessions/{r.json()['session']}", params={"save": "false"})
             outcomes.append((body, allowed, r.status_code))
             assert allowed == (r.status_code < 300), (schema_path, body, r.status_code, r.text)
-        assert [allowed for _, allowed, _ in outcomes].count(True) == 8
+        assert [allowed for _, allowed, _ in outcomes].count(True) == 10
+        # and over the WebSocket, which validates the same models
+        with app_client.websocket_connect(f"ws://127.0.0.1{s}/ws") as ws:
+            ws.send_text(json.dumps({"id": 1, "op": "delete", "count": 6254.0}))
+            assert json.loads(ws.receive_text())["status"] == 422  # a whole number, but over max_text (50)
+            ws.send_text(json.dumps({"id": 2, "op": "release", "context": float(root)}))
+            assert json.loads(ws.receive_text()) == {"id": 2, "result": {"ok": True}}
     finally:
         app_client.delete(f"/v1/sessions/{sid}", params={"save": "false"})
 

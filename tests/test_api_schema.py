@@ -40,6 +40,8 @@ def schema_errors(value, schema: dict, components: dict, where: str = "$") -> li
     errors = []
     if "type" in schema:
         kind = TYPES[schema["type"]]
+        if schema["type"] == "integer" and isinstance(value, float) and value.is_integer():
+            kind = float  # JSON Schema's integer is any number without a fraction: 6254.0 is one
         if not isinstance(value, kind) or (isinstance(value, bool) and schema["type"] in ("integer", "number")):
             return [f"{where}: {value!r:.60} is not of type {schema['type']}"]
     if "enum" in schema and value not in schema["enum"]:
