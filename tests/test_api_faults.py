@@ -340,6 +340,28 @@ def test_a_repeated_error_is_written_once_then_counted(caplog):
     assert logger.filters == []
 
 
+# -- issue 48: memory after sessions close -----------------------------------------------------------------------
+def test_closing_sessions_gives_their_freed_memory_back_to_the_system(tiny_model_dir, tmp_path, monkeypatch):
+    """glibc kept what closed sessions' threads freed (286 -> 5,577 MB over four bursts of 20 sessions, nothing
+    alive): every close now asks for ``malloc_trim``, on a thread of its own, closes meanwhile sharing one."""
+    from dasher_rnn.api import memory
+
+    calls = []
+    monkeypatch.setattr(memory, "_trim", lambda pad: calls.append(pad) or 1)
+    registry = Registry(tiny_model_dir, Limits(), tmp_path, backend="torch")
+    with TestClient(create_app(registry), base_url=BASE) as client:
+        for closing in ({"save": "false"}, {}):
+            sid = client.post("/v1/sessions", json={"profile": "trimmed", "model": "hybrid"}).json()["session"]
+            client.post(f"/v1/sessions/{sid}/commit", json={"text": TEXT, "wait": True})
+            before = len(calls)
+            assert client.delete(f"/v1/sessions/{sid}", params=closing).status_code == 200
+            assert wait_until(lambda: len(calls) > before, 10), calls  # noqa: B023  (read at once)
+    assert set(calls) == {0}
+    monkeypatch.setattr(memory, "_trim", None)  # where the C library has none: nothing, and no error
+    memory.trim_soon()
+    assert memory.trim_now() is False
+
+
 # -- 9: 405 and the published schema ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def app_client(tiny_model_dir, tmp_path_factory):

@@ -27,6 +27,7 @@ from typing import Any
 
 from dasher_rnn.adapt.profiles import ProfileError
 from dasher_rnn.adapt.writer import Context, Writer, WriterError
+from dasher_rnn.api import memory
 from dasher_rnn.api.handles import HandleTable, existing_node
 from dasher_rnn.api.lifetime import Usage
 from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
@@ -274,4 +275,5 @@ class ApiSession(Usage):
                 raise ApiError(507, "save_failed", str(exc)) from None
             self.closed, self.saved = True, bool(save and self.profile is not None)
             self.save_error = None
-            return self.saved
+        memory.trim_soon()  # what its threads freed goes back to the system (memory.py says why)
+        return self.saved
