@@ -340,6 +340,47 @@ def test_a_repeated_error_is_written_once_then_counted(caplog):
     assert logger.filters == []
 
 
+# -- issue 48: a long commit with wait -----------------------------------------------------------------------------
+def test_a_commit_whose_learning_outlasts_the_wait_limit_is_a_202_and_the_client_can_wait_again(tiny_model_dir,
+                                                                                                 tmp_path, monkeypatch):
+    """A commit of 5,000-10,000 characters with wait answered 500 after 38-64 s (the Writer's 30 s flush timeout
+    as an internal error), though learning went on and completed. Now: 202, caught_up false, and the session goes
+    on; a commit of "" with wait waits again, and answers 200 once learning has caught up."""
+    from dasher_rnn.adapt.session import WritingSession
+
+    learning = threading.Event()  # the learner's commits wait for this: a learner far behind
+    apply = WritingSession._apply
+
+    def slow_apply(self, kind, arg):
+        if kind == "commit":
+            assert learning.wait(120)
+        return apply(self, kind, arg)
+
+    monkeypatch.setattr(WritingSession, "_apply", slow_apply)
+    registry = Registry(tiny_model_dir, Limits(request_timeout_s=0.3), tmp_path, backend="torch")
+    try:
+        with TestClient(create_app(registry), base_url=BASE) as client:
+            sid = client.post("/v1/sessions", json={"profile": "patient", "model": "rnn"}).json()["session"]
+            s = f"/v1/sessions/{sid}"
+            r = client.post(f"{s}/commit", json={"text": TEXT, "wait": True})
+            assert r.status_code == 202, r.text
+            assert r.json()["ok"] is True and r.json()["caught_up"] is False and r.json()["committed"] < len(TEXT)
+            assert client.get(s).status_code == 200  # the session is not held while learning goes on
+            r = client.post(f"{s}/reset", json={"wait": True})
+            assert r.status_code == 202 and r.json()["caught_up"] is False
+            with client.websocket_connect(f"ws://127.0.0.1{s}/ws") as ws:  # the same over the WebSocket
+                ws.send_text(json.dumps({"id": 1, "op": "commit", "text": "", "wait": True}))
+                assert json.loads(ws.receive_text())["result"]["caught_up"] is False
+            assert "caught_up" not in client.post(f"{s}/commit", json={"text": ""}).json()  # no wait: not said
+            learning.set()
+            r = client.post(f"{s}/commit", json={"text": "", "wait": True})  # waits again
+            assert r.status_code == 200 and r.json()["caught_up"] is True, r.text
+            assert client.get(s).json()["adaptation"]["characters_adapted"] == len(TEXT)
+            assert client.delete(s).json()["saved"] is True
+    finally:
+        learning.set()
+
+
 # -- issue 48: memory after sessions close -----------------------------------------------------------------------
 def test_closing_sessions_gives_their_freed_memory_back_to_the_system(tiny_model_dir, tmp_path, monkeypatch):
     """glibc kept what closed sessions' threads freed (286 -> 5,577 MB over four bursts of 20 sessions, nothing

@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import Body, FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
@@ -241,29 +241,34 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
         with use(sid) as session:
             return await ops.distributions(session, req)
 
-    @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"])
-    async def commit(sid: str, req: s.CommitRequest):
+    waiting = {202: {"model": s.Done, "description": "with wait: learning has not caught up within the wait limit (the "
+                                                      "request time limit) and goes on; caught_up is false. A commit "
+                                                      "of \"\" with wait waits again"}}
+
+    @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"], responses=waiting)
+    async def commit(sid: str, req: s.CommitRequest, response: Response):
         """The user wrote ``text``: learn from it (contexts created afterwards use the updated weights)."""
         with use(sid) as session:
-            return await ops.commit(session, req)
+            return ops.accepted(await ops.commit(session, req), response)
 
-    @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"])
-    async def delete(sid: str, req: s.DeleteRequest):
+    @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"], responses=waiting)
+    async def delete(sid: str, req: s.DeleteRequest, response: Response):
         """The user deleted ``count`` committed characters: learning on them is rolled back."""
         with use(sid) as session:
-            return await ops.delete(session, req)
+            return ops.accepted(await ops.delete(session, req), response)
 
-    @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"])
-    async def reset(sid: str, req: Annotated[s.WaitRequest | None, Body()] = None):
+    @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"], responses=waiting)
+    async def reset(sid: str, response: Response, req: Annotated[s.WaitRequest | None, Body()] = None):
         """A message boundary: what is committed next starts a new message."""
         with use(sid) as session:
-            return await ops.reset(session, req or s.WaitRequest())
+            return ops.accepted(await ops.reset(session, req or s.WaitRequest()), response)
 
-    @app.post("/v1/sessions/{sid}/adapt", response_model=s.AdaptDone, tags=["adaptation"])
-    async def adapt(sid: str, req: s.AdaptRequest):
+    @app.post("/v1/sessions/{sid}/adapt", response_model=s.AdaptDone, tags=["adaptation"],
+              responses={202: {**waiting[202], "model": s.AdaptDone}})
+    async def adapt(sid: str, req: s.AdaptRequest, response: Response):
         """Pause (``enabled: false``) or resume learning."""
         with use(sid) as session:
-            return await ops.adapt(session, req)
+            return ops.accepted(await ops.adapt(session, req), response)
 
     @app.post("/v1/sessions/{sid}/profile/save", response_model=s.Saved, tags=["adaptation"])
     async def save_profile(sid: str):

@@ -118,8 +118,10 @@ class DistributionsRequest(Strict):
 class CommitRequest(Strict):
     text: str = Field(description="characters the user has committed (written), in order")
     unknown: Unknown = Field("reject", description=UNKNOWN_DOC)
-    wait: bool = Field(False, description="answer only when the adaptation has caught up, so the next request "
-                                          "is served by the updated weights")
+    wait: bool = Field(False, description="answer when the adaptation has caught up, so the next request is "
+                                          "served by the updated weights, or after the wait limit (the request time "
+                                          "limit) with 202 and caught_up false; a commit of \"\" with wait waits "
+                                          "again")
 
 
 class DeleteRequest(Strict):
@@ -351,6 +353,9 @@ class Done(Reply):
     committed: int | None = Field(description="characters the learner has applied in this message stream (all of "
                                               "them after wait); null when the RNN does not learn (ppm sessions)")
     weights_version: int = Field(description="weight updates applied (the last may still be on its way)")
+    caught_up: bool | None = Field(None, description="with wait: whether learning caught up within the wait limit "
+                                                     "(the request time limit). False (HTTP 202): it goes on; send "
+                                                     "a commit of \"\" with wait to wait again. Absent without wait")
 
 
 class AdaptDone(Done):

@@ -198,33 +198,47 @@ class ApiSession(Usage):
         if not self.learns:
             raise ApiError(409, "not_adapting", f"session {self.id} was opened without adaptation or profile")
 
-    async def _settle(self, wait_: bool) -> None:
-        if wait_:
-            await asyncio.to_thread(self.writer.flush)
+    async def _settle(self, wait_: bool) -> bool | None:
+        """With ``wait_``, wait for the learner to apply everything committed so far, up to the wait limit (the
+        request time limit; none when it is 0): whether it caught up. None without ``wait_``. Learning a long commit
+        can take longer than any client waits (10,000 characters: about a minute on two cores); it goes on, and
+        the client hears that it has not caught up yet, and how to wait again, instead of an error."""
+        if not wait_:
+            return None
+        limit = self.limits.request_timeout_s if self.limits.request_timeout_s > 0 else None
+        try:
+            await asyncio.to_thread(self.writer.flush, limit)
+        except TimeoutError:
+            return False
+        return True
 
-    async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
+    async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> bool | None:
+        """Learn ``text``; with ``wait_``, whether learning caught up (``_settle``). An empty text commits nothing:
+        with ``wait_`` it waits again."""
         self._check_learning()
         text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
         async with self._locked():
-            await self._in_thread(self.writer.commit, text)
-            await self._settle(wait_)
+            if text:
+                await self._in_thread(self.writer.commit, text)
+            return await self._settle(wait_)
 
-    async def delete(self, count: int, wait_: bool = False) -> None:
+    async def delete(self, count: int, wait_: bool = False) -> bool | None:
         self._check_learning()
         if not 1 <= count <= self.limits.max_text:
             raise ApiError(422, "bad_count", f"delete count must be 1..{self.limits.max_text}, not {count}")
         async with self._locked():
             self.writer.delete(count)
-            await self._settle(wait_)
+            return await self._settle(wait_)
 
-    async def reset(self, wait_: bool = False) -> None:
+    async def reset(self, wait_: bool = False) -> bool | None:
         """A message boundary: what is committed next starts a new message."""
         self._check_learning()
         async with self._locked():
             self.writer.new_message()
-            await self._settle(wait_)
+            return await self._settle(wait_)
 
-    async def set_adapting(self, enabled: bool) -> None:
+    async def set_adapting(self, enabled: bool) -> bool:
+        """Pause or resume learning; whether the learner caught up with it within the wait limit."""
         self._check_learning()
         async with self._locked():
             try:
@@ -232,7 +246,7 @@ class ApiSession(Usage):
             except WriterError as exc:
                 raise ApiError(409, "not_adapting", str(exc)) from None
             self.adapt = enabled
-            await self._settle(True)
+            return bool(await self._settle(True))
 
     async def save_profile(self) -> dict:
         self._check_learning()
