@@ -5,6 +5,7 @@ or a running commit, slow clients and more connections than descriptors, a log t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import json
 import logging
@@ -253,6 +254,59 @@ def test_at_the_limit_the_connection_waiting_longest_makes_room_for_a_new_client
     assert answer.startswith(b"HTTP/1.1 408 ") and b"needed this one for another client" in answer
     for sock in held[1:]:
         sock.close()
+
+
+def test_idle_websockets_make_room_before_any_client_is_refused_a_connection(slow_server, monkeypatch):
+    """512 WebSockets on one anonymous session gave every other client 503 for as long as they stayed open: at the
+    connection limit, the WebSocket idle longest is now closed (code 4429, saying why) to make room."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect as ws_connect
+
+    monkeypatch.setattr(connections, "EVICT_AFTER_S", 0.0)
+    sid = httpx.post(slow_server.url + "/v1/sessions", json={"adapt": False, "model": "rnn"}).json()["session"]
+    url = slow_server.url.replace("http://", "ws://") + f"/v1/sessions/{sid}/ws"
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(ws_connect(url, open_timeout=20)) for _ in range(4)]  # every connection it may hold
+        sockets[-1].send(json.dumps({"id": 1, "op": "info"}))  # the newest was used last; the first is idlest
+        assert json.loads(sockets[-1].recv(20))["id"] == 1
+        assert wait_until(lambda: len(slow_server.server.server_state.connections) == 4)
+        assert httpx.get(slow_server.url + "/v1/health").status_code == 200  # served, not 503
+        with pytest.raises(ConnectionClosed) as closed:
+            sockets[0].recv(20)
+        assert closed.value.rcvd.code == 4429 and "idle longest" in closed.value.rcvd.reason
+        sockets[-1].send(json.dumps({"id": 2, "op": "info"}))  # the others go on
+        assert json.loads(sockets[-1].recv(20))["id"] == 2
+
+
+def test_websockets_are_counted_per_session_and_per_client_and_the_idlest_makes_room(tiny_model_dir, tmp_path):
+    registry = Registry(tiny_model_dir, Limits(max_session_websockets=2, max_client_websockets=3), tmp_path,
+                        backend="torch")
+    with TestClient(create_app(registry), base_url=BASE) as client:
+        sids = [client.post("/v1/sessions", json={"adapt": False, "model": "rnn"}).json()["session"] for _ in range(2)]
+
+        def ws(sid: str):
+            return client.websocket_connect(f"ws://127.0.0.1/v1/sessions/{sid}/ws")
+
+        def info(channel, rid: int) -> dict:
+            channel.send_text(json.dumps({"id": rid, "op": "info"}))
+            return json.loads(channel.receive_text())
+
+        with ws(sids[0]) as first, ws(sids[0]) as second:
+            assert info(first, 1)["id"] == 1 and info(second, 2)["id"] == 2
+            with ws(sids[0]) as third:  # a third on the session: the one idle longest (first) makes room
+                assert info(third, 3)["id"] == 3
+                closing = first.receive()
+                assert closing["type"] == "websocket.close" and closing["code"] == 4429
+                assert "this session has 2 WebSockets open" in closing["reason"]
+                assert info(second, 4)["id"] == 4
+                with ws(sids[1]) as other:  # the client's third: fine; its fourth makes room again
+                    assert info(other, 5)["id"] == 5
+                    with ws(sids[1]) as fourth:
+                        assert info(fourth, 6)["id"] == 6
+                        closing = third.receive()  # idle longest now (second answered after it)
+                        assert closing["code"] == 4429 and "this client address" in closing["reason"]
+                        assert len(registry.sockets) == 3
+        assert wait_until(lambda: len(registry.sockets) == 0)
 
 
 SERVE_WITH_FEW_DESCRIPTORS = textwrap.dedent("""

@@ -12,6 +12,7 @@ repeated record once and then counts it (``logs.RepeatFilter``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from dasher_rnn.api.guard import LOOPBACK_ORIGIN, Guard
 from dasher_rnn.api.limits import ApiError
 from dasher_rnn.api.logs import RepeatFilter
 from dasher_rnn.api.registry import Registry
+from dasher_rnn.api.sockets import CLOSE_CODE
 
 log = logging.getLogger(__name__)
 
@@ -285,17 +287,27 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
             await ws.send_text(json.dumps({"id": None, "status": exc.status, **exc.body()}, ensure_ascii=True))
             await ws.close(code=4404, reason="unknown session")
             return
+        try:
+            socket = registry.sockets.admit(sid, ws.client.host if ws.client else "", _closer(ws))
+        except ApiError as exc:  # at a limit, and every WebSocket there busy
+            await ws.send_text(json.dumps({"id": None, "status": exc.status, **exc.body()}, ensure_ascii=True))
+            await ws.close(code=CLOSE_CODE, reason="too many WebSockets")
+            return
         session.connections += 1  # an open WebSocket keeps its session from expiring
         try:
             while True:
                 message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
+                if message["type"] == "websocket.disconnect" or socket.closing:
                     return
-                reply = await ws_message(registry, sid, message)
+                with registry.sockets.answering(socket):
+                    reply = await ws_message(registry, sid, message)
+                if socket.closing:  # closed to make room meanwhile (it was not busy then: a race at most)
+                    return
                 await ws.send_text(reply)
         except WebSocketDisconnect:
             return
         finally:
+            registry.sockets.remove(socket)
             session.connections -= 1
             session.touch()
 
@@ -307,6 +319,25 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
 
 
 # -- WebSocket messages ----------------------------------------------------------------
+def _closer(ws: WebSocket) -> Callable[[int, str], None]:
+    """How the socket table closes ``ws`` from the event loop: a task, kept until it is done."""
+    def close(code: int, reason: str) -> None:
+        task = asyncio.get_running_loop().create_task(_close_quietly(ws, code, reason))
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+    return close
+
+
+_CLOSING: set[asyncio.Task] = set()
+
+
+async def _close_quietly(ws: WebSocket, code: int, reason: str) -> None:
+    try:
+        await ws.close(code=code, reason=reason)
+    except (RuntimeError, OSError, WebSocketDisconnect):  # already closing or gone
+        pass
+
+
 async def _release(session, req: s.ReleaseRequest) -> dict:
     return ops.release(session, req.context)
 

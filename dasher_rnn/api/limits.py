@@ -26,6 +26,8 @@ class Limits:
     request_timeout_s: float = 30.0  # a prediction request running longer is stopped (503 timeout); 0: never
     max_connections: int = 512  # connections open at once (kept below the file-descriptor limit; 503 beyond)
     read_timeout_s: float = 15.0  # a client sends a whole request (headers and body) within this; 0: never
+    max_session_websockets: int = 16  # WebSockets open on one session (at the limit the idlest makes room)
+    max_client_websockets: int = 64  # WebSockets open from one client address (loopback: every local program)
 
     def to_json(self) -> dict:
         return asdict(self)

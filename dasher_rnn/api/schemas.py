@@ -254,6 +254,10 @@ class LimitsInfo(Reply):
     read_timeout_s: float = Field(description="a client sends a whole request (headers and body) within this many "
                                               "seconds of connecting or of its previous answer, or the connection is "
                                               "closed (408 request_timeout); 0: never")
+    max_session_websockets: int = Field(description="WebSockets open on one session; at the limit the one idle "
+                                                    "longest is closed (code 4429) to make room for a new one")
+    max_client_websockets: int = Field(description="WebSockets open from one client address (on loopback, every "
+                                                   "local program together); at the limit, as above")
 
 
 class ModelInfo(Reply):

@@ -51,6 +51,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--read-timeout", dest="read_timeout_s", type=float, default=config_default(LIMITS, "read_timeout_s"),
                    metavar="SECONDS", help="close a connection whose client has not sent a whole request (headers and "
                                            "body) this long after connecting or after its previous answer (0: never)")
+    p.add_argument("--max-session-websockets", type=int, default=config_default(LIMITS, "max_session_websockets"),
+                   help="WebSockets open on one session; at the limit the one idle longest is closed to make room")
+    p.add_argument("--max-client-websockets", type=int, default=config_default(LIMITS, "max_client_websockets"),
+                   help="WebSockets open from one client address (on loopback: every local program together); at "
+                        "the limit the one idle longest is closed to make room")
     p.add_argument("--log-level", default=config_default(SERVER, "log_level"),
                    choices=["critical", "error", "warning", "info", "debug"], help="server log level")
     p.set_defaults(func=run)
@@ -64,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
                     max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
                     max_symbols=args.max_symbols, idle_timeout_s=args.idle_timeout_s,
                     request_timeout_s=args.request_timeout_s, max_connections=args.max_connections,
-                    read_timeout_s=args.read_timeout_s)
+                    read_timeout_s=args.read_timeout_s, max_session_websockets=args.max_session_websockets,
+                    max_client_websockets=args.max_client_websockets)
     config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
