@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dasher_rnn.cli.options import LIMITS, SERVER, add_profiles_dir, config_default
+from dasher_rnn.cli.options import LIMITS, SERVER, add_profiles_dir, config_default, secret_file, warn_secret_on_command_line
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 
@@ -12,8 +12,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="the predictor as a local HTTP JSON + WebSocket API for other frontends")
     p.add_argument("--host", default=config_default(SERVER, "host"), help="address to bind (anything but loopback needs a token)")
     p.add_argument("--port", type=int, default=config_default(SERVER, "port"), help="TCP port")
-    p.add_argument("--token", default=None, help="clients must send 'Authorization: Bearer TOKEN' "
-                                                 "(default: $DASHER_RNN_TOKEN; required off loopback)")
+    secret = p.add_mutually_exclusive_group()
+    secret.add_argument("--token-file", type=secret_file, default=None, metavar="PATH",
+                        help="clients must send 'Authorization: Bearer TOKEN', TOKEN the first line of this file "
+                             "(chmod 600 it; default: $DASHER_RNN_TOKEN; a token is required off loopback)")
+    secret.add_argument("--token", default=None, help="the token itself (every local user can read it in the process "
+                                                      "list: prefer --token-file or $DASHER_RNN_TOKEN)")
     p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
     add_profiles_dir(p)
     p.add_argument("--backend", default=config_default(SERVER, "backend"), help="predictor backend of stateless requests and "
@@ -71,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
                     request_timeout_s=args.request_timeout_s, max_connections=args.max_connections,
                     read_timeout_s=args.read_timeout_s, max_session_websockets=args.max_session_websockets,
                     max_client_websockets=args.max_client_websockets)
-    config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
+    if args.token:
+        warn_secret_on_command_line("--token", "--token-file or $DASHER_RNN_TOKEN")
+    config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token_file or args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
                           log_level=args.log_level, ppm_train=args.ppm_train).checked()
