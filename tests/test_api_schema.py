@@ -132,7 +132,8 @@ def test_every_route_declares_a_json_object_model_for_success_and_the_error_shap
             assert "$ref" in schema, (method, route.path, schema)  # a named model, not {"type": "string"}
             assert components[schema["$ref"].rsplit("/", 1)[1]]["type"] == "object"
             responses = spec["paths"][route.path][method.lower()]["responses"]
-            for status in ("400", "404", "422", "500"):
+            assert "max_body_bytes" in responses["413"]["description"]  # declared on every route, saying why
+            for status in ("400", "404", "413", "422", "500"):
                 assert responses[status]["content"]["application/json"]["schema"] == {
                     "$ref": "#/components/schemas/ErrorResponse"}, (method, route.path, status)
 

@@ -40,7 +40,12 @@ from dasher_rnn.api.sockets import CLOSE_CODE
 
 log = logging.getLogger(__name__)
 
-ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503, 507)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503, 507)}
+ERRORS[413]["description"] = ("Too large: a body or WebSocket message over max_body_bytes (body_too_large), a text "
+                              "over max_text once normalised (text_too_long), more contexts or symbols than the "
+                              "limits (too_many_contexts, too_many_symbols), or a request beyond the state budget "
+                              "(budget_exceeded)")
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
                 422: "invalid_request", 429: "limit_reached", 503: "unavailable"}
