@@ -120,3 +120,32 @@ def test_the_app_takes_its_input_token_from_a_file_or_the_environment(monkeypatc
     with pytest.raises(SystemExit):
         main(["app", "--input-token-file", str(secret)])
     assert "without spaces" in capsys.readouterr().err
+
+
+def test_a_websockets_query_token_never_reaches_the_servers_log(tiny_model_dir, tmp_path):
+    """uvicorn logs each WebSocket's path with its query at level info: ``?token=`` (a browser's way) is hidden."""
+    from websockets.sync.client import connect
+
+    from dasher_rnn.api.server import BackgroundServer, ServerConfig
+
+    token = "a-serve-token-of-16-chars"
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())
+    logger = logging.getLogger("uvicorn.error")
+    config = ServerConfig(tiny_model_dir, port=0, profiles_dir=tmp_path, token=token, log_level="info")
+    with BackgroundServer(config) as srv:
+        logger.addHandler(handler)
+        try:
+            import httpx
+
+            sid = httpx.post(srv.url + "/v1/sessions", json={"adapt": False, "model": "rnn"},
+                             headers={"Authorization": f"Bearer {token}"}).json()["session"]
+            url = srv.url.replace("http://", "ws://") + f"/v1/sessions/{sid}/ws?token={token}"
+            with connect(url, open_timeout=20) as ws:
+                ws.send('{"id": 1, "op": "info"}')
+                assert '"id":1' in ws.recv(20)
+        finally:
+            logger.removeHandler(handler)
+    assert any("WebSocket" in r and "token=(hidden)" in r for r in records), records
+    assert not any(token in r for r in records), records

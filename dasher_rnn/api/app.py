@@ -34,7 +34,7 @@ from dasher_rnn.api import ops
 from dasher_rnn.api import schemas as s
 from dasher_rnn.api.guard import LOOPBACK_ORIGIN, Guard
 from dasher_rnn.api.limits import ApiError
-from dasher_rnn.api.logs import RepeatFilter
+from dasher_rnn.api.logs import RepeatFilter, SecretFilter
 from dasher_rnn.api.registry import Registry
 from dasher_rnn.api.sockets import CLOSE_CODE
 
@@ -123,10 +123,11 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                allow_origins: list[str] | None = None) -> FastAPI:
     """The API over ``registry``; its predictor loads on startup and its sessions close (saving) on shutdown."""
 
-    repeats = RepeatFilter()
+    repeats, secrets = RepeatFilter(), SecretFilter()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        secrets.install()  # before anything is logged: a WebSocket's ?token= never reaches the log
         await registry.start()
         repeats.install()
         try:
@@ -136,6 +137,7 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                 await registry.close_all(save=True)
             finally:
                 repeats.uninstall()
+                secrets.uninstall()
 
     app = FastAPI(title="dasher-rnn predictor API", version=__version__, lifespan=lifespan,
                   default_response_class=JSONBytes, responses=ERRORS,
