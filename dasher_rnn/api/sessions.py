@@ -19,6 +19,7 @@ threads and its profile, and its ``notice`` says so until a save works or the cl
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
@@ -35,6 +36,22 @@ from dasher_rnn.predictor.service import Distribution, ServiceClosed
 from dasher_rnn.predictor.tree import NodeError
 
 __all__ = ["ApiSession", "release_when_done", "wait"]
+
+log = logging.getLogger(__name__)
+
+
+_BACKGROUND: set[asyncio.Future] = set()  # commits answered at the wait limit and still running
+
+
+def _finished_in_background(work: asyncio.Future) -> None:
+    """A commit that went on after its answer has finished: what went wrong, if anything, is logged."""
+    _BACKGROUND.discard(work)
+    if not work.cancelled() and work.exception() is not None:
+        exc = work.exception()
+        if isinstance(exc, ApiError):
+            log.warning("a commit that went on after its answer (202) failed: %s", exc.message)
+        else:
+            log.error("a commit that went on after its answer (202) failed", exc_info=exc)
 
 
 async def wait(future: Future) -> Any:
@@ -198,14 +215,19 @@ class ApiSession(Usage):
         if not self.learns:
             raise ApiError(409, "not_adapting", f"session {self.id} was opened without adaptation or profile")
 
-    async def _settle(self, wait_: bool) -> bool | None:
-        """With ``wait_``, wait for the learner to apply everything committed so far, up to the wait limit (the
-        request time limit; none when it is 0): whether it caught up. None without ``wait_``. Learning a long commit
-        can take longer than any client waits (10,000 characters: about a minute on two cores); it goes on, and
-        the client hears that it has not caught up yet, and how to wait again, instead of an error."""
+    def _wait_limit(self) -> float | None:
+        """How long a request with wait waits for learning (the request time limit; None when it is 0: no limit)."""
+        return self.limits.request_timeout_s if self.limits.request_timeout_s > 0 else None
+
+    async def _settle(self, wait_: bool, limit: float | None = None) -> bool | None:
+        """With ``wait_``, wait for the learner to apply everything committed so far, up to ``limit`` seconds (by
+        default the wait limit): whether it caught up. None without ``wait_``. Learning a long commit can take longer
+        than any client waits (10,000 characters: a minute or more on two cores); it goes on, and the client hears
+        that it has not caught up yet, and how to wait again, instead of an error."""
         if not wait_:
             return None
-        limit = self.limits.request_timeout_s if self.limits.request_timeout_s > 0 else None
+        if limit is None:
+            limit = self._wait_limit()
         try:
             await asyncio.to_thread(self.writer.flush, limit)
         except TimeoutError:
@@ -213,14 +235,30 @@ class ApiSession(Usage):
         return True
 
     async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> bool | None:
-        """Learn ``text``; with ``wait_``, whether learning caught up (``_settle``). An empty text commits nothing:
-        with ``wait_`` it waits again."""
+        """Learn ``text``; with ``wait_``, whether learning caught up within the wait limit (``_settle``), counted
+        from now: in a hybrid session the mixing weights learn the text on the request's own time (a minute for
+        10,000 characters), so past the limit the answer is given and that goes on in the background, holding the
+        session's lock. An empty text commits nothing: with ``wait_`` it waits again."""
         self._check_learning()
         text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
+        limit = self._wait_limit()
+        if not wait_ or limit is None:
+            return await self._commit(text, wait_, limit)
+        work = asyncio.ensure_future(self._commit(text, True, limit, asyncio.get_running_loop().time() + limit))
+        try:
+            return await asyncio.wait_for(asyncio.shield(work), limit)
+        except TimeoutError:
+            _BACKGROUND.add(work)
+            work.add_done_callback(_finished_in_background)
+            return False
+
+    async def _commit(self, text: str, wait_: bool, limit: float | None, deadline: float | None = None) -> bool | None:
         async with self._locked():
             if text:
                 await self._in_thread(self.writer.commit, text)
-            return await self._settle(wait_)
+            if deadline is not None:
+                limit = max(0.0, deadline - asyncio.get_running_loop().time())
+            return await self._settle(wait_, limit)
 
     async def delete(self, count: int, wait_: bool = False) -> bool | None:
         self._check_learning()
