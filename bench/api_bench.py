@@ -15,6 +15,16 @@ Starts `dasher-rnn serve` in its own process on a free loopback port, then:
   each make ``--requests`` requests, cycling: create a fresh child with its distribution, ask for its
   distribution again, release it. Any non-2xx answer or failure counts as an error.
 Sessions adapt (torch backend), as a frontend's would; nothing is committed, so weights stay fixed.
+
+    python bench/api_bench.py --model hybrid --bursts 4 --ws-clients 20
+
+runs instead what issue 48 asked of ``serve`` (nothing of the above):
+- memory: the server's resident memory (VmRSS) once started, then after each of ``--bursts`` bursts of
+  ``--burst-sessions`` sessions (each: a root, 10 children with distributions, a commit of 171 characters with
+  wait, a WebSocket with 3 calls, then closed), every session closed;
+- WebSockets beside HTTP: ``--ws-clients`` WebSocket clients and as many HTTP clients at once for
+  ``--ws-seconds``, spread over ``--sessions`` sessions, each cycling as ``load`` does; the p50/p99 of each, their
+  errors, the server's memory before, at the end and once those sessions closed.
 """
 
 from __future__ import annotations
@@ -48,8 +58,9 @@ def free_port() -> int:
 
 def start_server(args, profiles: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
+    most = max(args.sessions, getattr(args, "burst_sessions", 0) if getattr(args, "bursts", 0) else 0)
     cmd = [sys.executable, "-m", "dasher_rnn", "serve", "--port", str(port), "--model-dir", args.model_dir,
-           "--profiles-dir", profiles, "--threads", str(args.threads), "--max-sessions", str(args.sessions + 1)]
+           "--profiles-dir", profiles, "--threads", str(args.threads), "--max-sessions", str(most + 1)]
     for path in args.ppm_train:
         cmd += ["--ppm-train", path]
     return launch(cmd, port)
@@ -202,6 +213,150 @@ async def load(url: str, clients: int, requests: int, sessions: int, model: str)
             "requests_per_s": round(len(times) / wall, 1), "latency_under_load": stats(times)}
 
 
+def rss_mb(pid: int) -> float:
+    """The resident memory of process ``pid`` in MB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+BURST_TEXT = "I would like a cup of tea and a short walk after dinner. " * 3  # 171 characters
+
+
+async def burst(url: str, sessions: int, model: str) -> float:
+    """Open ``sessions`` sessions, use each (contexts, a commit with wait, a WebSocket), close them; seconds taken."""
+    from websockets.asyncio.client import connect
+
+    start = time.perf_counter()
+    async with httpx.AsyncClient(base_url=url, timeout=600) as http:
+        sids = []
+        for _ in range(sessions):
+            r = await http.post("/v1/sessions", json={"adapt": True, "model": model})
+            r.raise_for_status()
+            sids.append(r.json()["session"])
+
+        async def use(sid: str) -> None:
+            base = f"/v1/sessions/{sid}"
+            root = (await http.post(base + "/contexts", json={"text": "Hello there, "})).json()["handle"]
+            for i in range(10):
+                await http.post(base + "/contexts", json={"parent": root, "symbols": LETTERS[i], "format": "counts"})
+            (await http.post(base + "/commit", json={"text": BURST_TEXT, "wait": True})).raise_for_status()
+            async with connect(url.replace("http://", "ws://") + base + "/ws", max_size=None) as ws:
+                for i, op in enumerate(({"op": "context", "parent": root, "symbols": "xy", "format": "counts"},
+                                        {"op": "info"}, {"op": "release", "context": root})):
+                    await ws.send(json.dumps({"id": i, **op}))
+                    await ws.recv()
+
+        await asyncio.gather(*(use(sid) for sid in sids))
+        for sid in sids:
+            await http.delete(f"/v1/sessions/{sid}", params={"save": "false"})
+    return time.perf_counter() - start
+
+
+async def websockets_beside_http(url: str, clients: int, seconds: float, sessions: int, model: str) -> dict:
+    """``clients`` WebSocket clients and ``clients`` HTTP clients at once for ``seconds``, cycling as ``load`` does."""
+    from websockets.asyncio.client import connect
+
+    async with httpx.AsyncClient(base_url=url, timeout=120) as setup:
+        sids = []
+        for _ in range(sessions):
+            r = await setup.post("/v1/sessions", json={"adapt": True, "model": model})
+            r.raise_for_status()
+            sids.append(r.json()["session"])
+    times: dict[str, list[float]] = {"websocket": [], "http": []}
+    errors: dict[str, list[str]] = {"websocket": [], "http": []}
+    deadline = time.monotonic() + seconds
+
+    async def ws_client(k: int) -> None:
+        rng = np.random.default_rng(1000 + k)
+        sid = sids[k % len(sids)]
+        try:
+            async with connect(url.replace("http://", "ws://") + f"/v1/sessions/{sid}/ws", max_size=None) as ws:
+                async def call(rid: int, **fields) -> dict:
+                    await ws.send(json.dumps({"id": rid, **fields}))
+                    return json.loads(await ws.recv())
+
+                root = (await call(0, op="context", text=f"Client {k} says: I"))["result"]["handle"]
+                i, handle = 0, None
+                while time.monotonic() < deadline:
+                    step = i % 3
+                    start = time.perf_counter()
+                    if step == 0:
+                        reply = await call(i, op="context", parent=root, symbols=fresh_symbols(rng), format="counts")
+                        handle = reply.get("result", {}).get("handle")
+                    elif step == 1:
+                        reply = await call(i, op="distributions", contexts=[handle])
+                    else:
+                        reply = await call(i, op="release", context=handle)
+                    times["websocket"].append(time.perf_counter() - start)
+                    if "error" in reply:
+                        errors["websocket"].append(json.dumps(reply)[:200])
+                    i += 1
+        except Exception as exc:  # a closed or refused WebSocket: counted
+            errors["websocket"].append(repr(exc)[:200])
+
+    async def http_client(k: int) -> None:
+        rng = np.random.default_rng(2000 + k)
+        base = f"/v1/sessions/{sids[k % len(sids)]}"
+        async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+            root = (await http.post(base + "/contexts", json={"text": f"Client {k} says: I"})).json()["handle"]
+            i, handle = 0, None
+            while time.monotonic() < deadline:
+                step = i % 3
+                start = time.perf_counter()
+                try:
+                    if step == 0:
+                        r = await http.post(base + "/contexts", json={"parent": root, "symbols": fresh_symbols(rng),
+                                                                      "format": "counts"})
+                        handle = r.json().get("handle") if r.status_code == 201 else None
+                    elif step == 1:
+                        r = await http.post(base + "/distributions", json={"contexts": [handle]})
+                    else:
+                        r = await http.delete(f"{base}/contexts/{handle}")
+                    if not r.is_success:
+                        errors["http"].append(f"{r.status_code} {r.text[:200]}")
+                except httpx.HTTPError as exc:
+                    errors["http"].append(repr(exc)[:200])
+                times["http"].append(time.perf_counter() - start)
+                i += 1
+
+    await asyncio.gather(*(ws_client(k) for k in range(clients)), *(http_client(k) for k in range(clients)))
+    async with httpx.AsyncClient(base_url=url, timeout=120) as setup:
+        for sid in sids:
+            await setup.delete(f"/v1/sessions/{sid}", params={"save": "false"})
+    return {kind: {**stats(times[kind]), "errors": len(errors[kind]), "first_errors": errors[kind][:3],
+                   "requests_per_s": round(len(times[kind]) / seconds, 1)} for kind in times}
+
+
+def serve_checks(args) -> dict:
+    """Issue 48's ``serve`` figures: memory over bursts of sessions, and WebSockets beside HTTP (the module's
+    docstring)."""
+    with tempfile.TemporaryDirectory() as profiles:
+        proc, url = start_server(args, profiles)
+        try:
+            time.sleep(2)
+            memory = {"start_mb": rss_mb(proc.pid), "after_bursts_mb": [], "burst_s": []}
+            for _ in range(args.bursts):
+                memory["burst_s"].append(round(asyncio.run(burst(url, args.burst_sessions, args.model)), 1))
+                time.sleep(2)  # the closes' trims
+                memory["after_bursts_mb"].append(rss_mb(proc.pid))
+            memory["last_over_start"] = round(memory["after_bursts_mb"][-1] / memory["start_mb"], 2) \
+                if memory["after_bursts_mb"] else None
+            before = rss_mb(proc.pid)
+            beside = asyncio.run(websockets_beside_http(url, args.ws_clients, args.ws_seconds, args.sessions,
+                                                        args.model))
+            at_end = rss_mb(proc.pid)
+            time.sleep(2)
+            beside["memory_mb"] = {"before": before, "at_end": at_end, "sessions_closed": rss_mb(proc.pid)}
+        finally:
+            proc.terminate()
+            proc.wait(60)
+    return {"bursts": args.bursts, "burst_sessions": args.burst_sessions, "memory": memory,
+            "ws_clients": args.ws_clients, "http_clients": args.ws_clients, "ws_seconds": args.ws_seconds,
+            "sessions": args.sessions, "beside": beside}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR))
@@ -213,9 +368,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="the server's predictor threads")
     parser.add_argument("--model", default="rnn", choices=["rnn", "hybrid"], help="the sessions' model")
     parser.add_argument("--ppm-train", action="append", default=[], help="the hybrid's PPM training text")
+    parser.add_argument("--bursts", type=int, default=0, help="issue 48's serve checks instead: bursts of sessions")
+    parser.add_argument("--burst-sessions", type=int, default=20, help="sessions in each burst")
+    parser.add_argument("--ws-clients", type=int, default=20, help="WebSocket clients (and as many HTTP clients)")
+    parser.add_argument("--ws-seconds", type=float, default=60.0, help="how long they run")
     args = parser.parse_args()
     if not Path(args.model_dir).is_dir():
         raise SystemExit(f"no model at {args.model_dir}")
+    if args.bursts:
+        report = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                              "python": platform.python_version()},
+                  "load_average_before": [round(x, 2) for x in os.getloadavg()],
+                  "model_dir": args.model_dir, "model": args.model, **serve_checks(args)}
+        print(json.dumps(report, indent=1))
+        return
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as profiles:
         proc, url = start_server(args, profiles)

@@ -196,8 +196,10 @@ def update_startup(tables: dict[str, dict], out: dict) -> tuple[str, str | None]
 
 
 def update_api(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
-    """``bench/api_bench.py`` (``--model rnn``), ``bench/api_fairness.py`` (with or without ``--request-timeout``) or
-    ``bench/bcipy_bench.py``."""
+    """``bench/api_bench.py`` (``--model rnn``; or with ``--bursts``, issue 48's serve checks), ``bench/api_fairness.py``
+    (with or without ``--request-timeout``) or ``bench/bcipy_bench.py``."""
+    if "bursts" in out:
+        return update_api_serve(tables, out)
     if "big_request" in out:
         rows = rows_by_key(tables["api-fairness"])
         big, behind = ("big_timeout", "small_behind_timeout") if out["serve_args"] else ("big", "small_behind_big")
@@ -224,6 +226,28 @@ def update_api(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
                         what=f"{load['clients']} clients at once, {load['errors']} errors, "
                              f"{load['requests_per_s']:.0f} requests/s")
     return "api", None
+
+
+def update_api_serve(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
+    """``bench/api_bench.py --bursts N``: memory over bursts of sessions, WebSockets beside HTTP."""
+    rows = rows_by_key(tables["api-serve"])
+    memory, beside = out["memory"], out["beside"]
+    rows["memory_start"]["figure"] = f"{memory['start_mb']:,.0f} MB"
+    rows["memory_bursts"]["figure"] = " / ".join(f"{mb:,.0f}" for mb in memory["after_bursts_mb"]) + " MB"
+    rows["memory_bursts"]["what"] = (f"after each of {out['bursts']} bursts of {out['burst_sessions']} sessions, "
+                                     "all closed")
+    rows["memory_bursts"]["note"] = (f"{memory['last_over_start']:.2f} x the start (target: within 1.5 x); bursts "
+                                     + ", ".join(f"{s:.0f}" for s in memory["burst_s"]) + " s")
+    for kind in ("websocket", "http"):
+        figures = beside[kind]
+        rows[kind].update(p50=figures["p50_ms"], p99=figures["p99_ms"],
+                          figure=f"{figures['n']:,} requests, {figures['requests_per_s']:.0f}/s, "
+                                 f"{figures['errors']} errors")
+        rows[kind]["what"] = (f"{out['ws_clients']} WebSocket clients x {out['ws_seconds']:.0f} s" if kind == "websocket"
+                              else f"beside them, {out['http_clients']} HTTP clients, the same run")
+    mb = beside["memory_mb"]
+    rows["memory_beside"]["figure"] = f"{mb['before']:,.0f} / {mb['at_end']:,.0f} / {mb['sessions_closed']:,.0f} MB"
+    return "api-serve", None
 
 
 def update_entry_rate(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:

@@ -234,7 +234,7 @@ def bad_requests(sid: str, handle: int, released: int, under_released: int):
         ("POST", f"{s}/distributions", b'{"contexts": [1,', 400, "bad_json"),
         ("POST", f"{s}/distributions", b"\xff\xfe", 400, None),
         ("POST", f"{s}/distributions", {"contexts": ["1"]}, 422, "invalid_request"),
-        ("POST", f"{s}/distributions", {"contexts": [1.0]}, 422, "invalid_request"),
+        ("POST", f"{s}/distributions", {"contexts": [1.5]}, 422, "invalid_request"),  # 1.0 is handle 1
         ("POST", f"{s}/distributions", {"contexts": [True]}, 422, "invalid_request"),
         ("POST", f"{s}/distributions", {"contexts": 1}, 422, "invalid_request"),
         ("POST", f"{s}/distributions", {"contexts": [handle], "format": "bits"}, 422, "invalid_request"),

@@ -50,6 +50,10 @@ def test_check_text_normalises_and_refuses_long_text_and_unknown_characters():
     with pytest.raises(ApiError) as long:
         check_text("abcdef", ALPHABET, limits, "committed text")
     assert long.value.status == 413 and long.value.code == "text_too_long" and "committed text" in long.value.message
+    with pytest.raises(ApiError) as spelled_out:  # 2 characters sent, 6 once normalised ("\ufb03" is "ffi")
+        check_text("\ufb03\ufb03", ALPHABET, limits)
+    assert spelled_out.value.status == 413 and "normalised" in spelled_out.value.message
+    assert check_text("\ufb03", ALPHABET, limits) == "ffi"
     with pytest.raises(ApiError) as unknown:
         check_text("a\u2603", ALPHABET, limits)
     assert unknown.value.status == 422 and unknown.value.code == "unknown_character"
@@ -313,3 +317,33 @@ def test_a_sessions_writer_saves_its_profile_in_the_background_as_the_apps_does(
 
     registry = Registry(tiny_model_dir, Limits(), tmp_path)
     assert registry._config(model="rnn", profile="anna").autosave_s == AUTOSAVE_S
+
+
+# -- the WebSocket table -------------------------------------------------------------------------------------------
+def test_the_socket_table_closes_the_idlest_to_make_room_and_refuses_only_when_all_are_busy():
+    from dasher_rnn.api.sockets import CLOSE_CODE, SocketTable
+
+    clock = Clock()
+    closed: list[str] = []
+    table = SocketTable(per_session=2, per_client=3, clock=clock)
+
+    def admit(name: str, session: str = "s", client: str = "c"):
+        socket = table.admit(session, client, lambda code, reason: closed.append((name, code, reason)))
+        clock.now += 1
+        return socket
+
+    a, b = admit("a"), admit("b")
+    with table.answering(a):
+        clock.now += 1
+    c = admit("c")  # b is idle longest (a answered a message since)
+    assert [name for name, *_ in closed] == ["b"] and closed[0][1] == CLOSE_CODE and len(table) == 2
+    table.remove(b)
+    with table.answering(a), table.answering(c):  # every one on the session busy: the new one is refused
+        with pytest.raises(ApiError) as refused:
+            admit("d")
+        assert refused.value.status == 429 and refused.value.code == "too_many_websockets"
+    admit("e", session="t")
+    admit("f", session="u")  # the client's fourth: its idlest (a or c, whichever was used first) makes room
+    assert len(closed) == 2 and len(table) == 3
+    assert table.close_idle(idle_for=1000) is False  # none idle that long
+    assert table.close_idle(idle_for=0) is True and len(table) == 2

@@ -12,6 +12,7 @@ repeated record once and then counts it (``logs.RepeatFilter``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import Body, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import Body, FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
@@ -33,12 +34,18 @@ from dasher_rnn.api import ops
 from dasher_rnn.api import schemas as s
 from dasher_rnn.api.guard import LOOPBACK_ORIGIN, Guard
 from dasher_rnn.api.limits import ApiError
-from dasher_rnn.api.logs import RepeatFilter
+from dasher_rnn.api.logs import RepeatFilter, SecretFilter
 from dasher_rnn.api.registry import Registry
+from dasher_rnn.api.sockets import CLOSE_CODE
 
 log = logging.getLogger(__name__)
 
-ERRORS = {code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503, 507)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": s.ErrorResponse} for code in (400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 503, 507)}
+ERRORS[413]["description"] = ("Too large: a body or WebSocket message over max_body_bytes (body_too_large), a text "
+                              "over max_text once normalised (text_too_long), more contexts or symbols than the "
+                              "limits (too_many_contexts, too_many_symbols), or a request beyond the state budget "
+                              "(budget_exceeded)")
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
                 422: "invalid_request", 429: "limit_reached", 503: "unavailable"}
@@ -81,10 +88,16 @@ def error_response(status: int, code: str, message: str, headers: dict[str, str]
 
 
 def allowed_methods(app: FastAPI, scope: dict) -> list[str]:
-    """The methods the routes of ``scope``'s path answer (for a 405's ``Allow``)."""
+    """The methods the routes of ``scope``'s path answer (for a 405's ``Allow``): a route counts only if the path's
+    parameters are of its types (``/contexts/batch`` is not ``DELETE /contexts/{handle}``, whose handle is a number)."""
     methods: set[str] = set()
     for route in app.routes:
-        if isinstance(route, APIRoute) and route.matches(scope)[0] is not Match.NONE:
+        if not isinstance(route, APIRoute):
+            continue
+        match, child = route.matches(scope)
+        params = child.get("path_params", {})
+        if match is not Match.NONE and all(not field.validate(params.get(field.alias))[1]
+                                           for field in route.dependant.path_params):
             methods |= route.methods
     return sorted(methods)
 
@@ -110,10 +123,11 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                allow_origins: list[str] | None = None) -> FastAPI:
     """The API over ``registry``; its predictor loads on startup and its sessions close (saving) on shutdown."""
 
-    repeats = RepeatFilter()
+    repeats, secrets = RepeatFilter(), SecretFilter()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        secrets.install()  # before anything is logged: a WebSocket's ?token= never reaches the log
         await registry.start()
         repeats.install()
         try:
@@ -123,6 +137,7 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
                 await registry.close_all(save=True)
             finally:
                 repeats.uninstall()
+                secrets.uninstall()
 
     app = FastAPI(title="dasher-rnn predictor API", version=__version__, lifespan=lifespan,
                   default_response_class=JSONBytes, responses=ERRORS,
@@ -235,29 +250,34 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
         with use(sid) as session:
             return await ops.distributions(session, req)
 
-    @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"])
-    async def commit(sid: str, req: s.CommitRequest):
+    waiting = {202: {"model": s.Done, "description": "with wait: learning has not caught up within the wait limit (the "
+                                                      "request time limit) and goes on; caught_up is false. A commit "
+                                                      "of \"\" with wait waits again"}}
+
+    @app.post("/v1/sessions/{sid}/commit", response_model=s.Done, tags=["adaptation"], responses=waiting)
+    async def commit(sid: str, req: s.CommitRequest, response: Response):
         """The user wrote ``text``: learn from it (contexts created afterwards use the updated weights)."""
         with use(sid) as session:
-            return await ops.commit(session, req)
+            return ops.accepted(await ops.commit(session, req), response)
 
-    @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"])
-    async def delete(sid: str, req: s.DeleteRequest):
+    @app.post("/v1/sessions/{sid}/delete", response_model=s.Done, tags=["adaptation"], responses=waiting)
+    async def delete(sid: str, req: s.DeleteRequest, response: Response):
         """The user deleted ``count`` committed characters: learning on them is rolled back."""
         with use(sid) as session:
-            return await ops.delete(session, req)
+            return ops.accepted(await ops.delete(session, req), response)
 
-    @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"])
-    async def reset(sid: str, req: Annotated[s.WaitRequest | None, Body()] = None):
+    @app.post("/v1/sessions/{sid}/reset", response_model=s.Done, tags=["adaptation"], responses=waiting)
+    async def reset(sid: str, response: Response, req: Annotated[s.WaitRequest | None, Body()] = None):
         """A message boundary: what is committed next starts a new message."""
         with use(sid) as session:
-            return await ops.reset(session, req or s.WaitRequest())
+            return ops.accepted(await ops.reset(session, req or s.WaitRequest()), response)
 
-    @app.post("/v1/sessions/{sid}/adapt", response_model=s.AdaptDone, tags=["adaptation"])
-    async def adapt(sid: str, req: s.AdaptRequest):
+    @app.post("/v1/sessions/{sid}/adapt", response_model=s.AdaptDone, tags=["adaptation"],
+              responses={202: {**waiting[202], "model": s.AdaptDone}})
+    async def adapt(sid: str, req: s.AdaptRequest, response: Response):
         """Pause (``enabled: false``) or resume learning."""
         with use(sid) as session:
-            return await ops.adapt(session, req)
+            return ops.accepted(await ops.adapt(session, req), response)
 
     @app.post("/v1/sessions/{sid}/profile/save", response_model=s.Saved, tags=["adaptation"])
     async def save_profile(sid: str):
@@ -274,17 +294,27 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
             await ws.send_text(json.dumps({"id": None, "status": exc.status, **exc.body()}, ensure_ascii=True))
             await ws.close(code=4404, reason="unknown session")
             return
+        try:
+            socket = registry.sockets.admit(sid, ws.client.host if ws.client else "", _closer(ws))
+        except ApiError as exc:  # at a limit, and every WebSocket there busy
+            await ws.send_text(json.dumps({"id": None, "status": exc.status, **exc.body()}, ensure_ascii=True))
+            await ws.close(code=CLOSE_CODE, reason="too many WebSockets")
+            return
         session.connections += 1  # an open WebSocket keeps its session from expiring
         try:
             while True:
                 message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
+                if message["type"] == "websocket.disconnect" or socket.closing:
                     return
-                reply = await ws_message(registry, sid, message)
+                with registry.sockets.answering(socket):
+                    reply = await ws_message(registry, sid, message)
+                if socket.closing:  # closed to make room meanwhile (it was not busy then: a race at most)
+                    return
                 await ws.send_text(reply)
         except WebSocketDisconnect:
             return
         finally:
+            registry.sockets.remove(socket)
             session.connections -= 1
             session.touch()
 
@@ -296,6 +326,25 @@ def create_app(registry: Registry, *, token: str | None = None, loopback: bool =
 
 
 # -- WebSocket messages ----------------------------------------------------------------
+def _closer(ws: WebSocket) -> Callable[[int, str], None]:
+    """How the socket table closes ``ws`` from the event loop: a task, kept until it is done."""
+    def close(code: int, reason: str) -> None:
+        task = asyncio.get_running_loop().create_task(_close_quietly(ws, code, reason))
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+    return close
+
+
+_CLOSING: set[asyncio.Task] = set()
+
+
+async def _close_quietly(ws: WebSocket, code: int, reason: str) -> None:
+    try:
+        await ws.close(code=code, reason=reason)
+    except (RuntimeError, OSError, WebSocketDisconnect):  # already closing or gone
+        pass
+
+
 async def _release(session, req: s.ReleaseRequest) -> dict:
     return ops.release(session, req.context)
 

@@ -6,9 +6,10 @@
   (``connection_limit``), so accepting never runs out of descriptors: a server out of descriptors can answer no
   one, and Python's event loop then logs the same traceback thousands of times a second;
 - **room for a new client**: at the limit, the connection that has waited longest (at least ``EVICT_AFTER_S``)
-  for its client to send a request, a slow client or an idle keep-alive, is closed to make room; when none has,
-  the new connection is answered 503 ``too_many_connections`` (JSON, ``Retry-After``) and closed. So slow clients
-  cannot shut out the others, and the server never holds more than the limit;
+  for its client to send a request, a slow client or an idle keep-alive, is closed to make room, or else the
+  WebSocket idle longest (as long; ``sockets.py``); when none has, the new connection is answered 503
+  ``too_many_connections`` (JSON, ``Retry-After``) and closed. So slow clients and idle WebSockets cannot shut out
+  the others, and the server never holds more than the limit;
 - **a read timeout** (``--read-timeout``): a client has that long to send a whole request, headers and body, from
   when its connection opened or its previous answer was sent. Past it the connection is closed, with a 408
   ``request_timeout`` when part of a request had come. Once a request is read, the request time limit
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, ClassVar
 
@@ -83,6 +85,8 @@ class GuardedH11Protocol(H11Protocol):
 
     max_connections: ClassVar[int] = 512
     read_timeout_s: ClassVar[float] = 15.0  # 0: never
+    # closes the WebSocket idle longest if one has been idle this long (seconds); False if none (sockets.py)
+    close_idle_websocket: ClassVar[Callable[[float], bool] | None] = None
     lingering: ClassVar[int] = 0  # refused connections still waiting for their request
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -93,11 +97,12 @@ class GuardedH11Protocol(H11Protocol):
         self._upgraded = False
 
     @classmethod
-    def configured(cls, max_connections: int, read_timeout_s: float) -> type[GuardedH11Protocol]:
+    def configured(cls, max_connections: int, read_timeout_s: float,
+                   close_idle_websocket: Callable[[float], bool] | None = None) -> type[GuardedH11Protocol]:
         """The protocol class of one server: at most ``max_connections`` connections, ``read_timeout_s`` to send a
-        request."""
+        request, and ``close_idle_websocket`` to make room among the open WebSockets."""
         return type(cls.__name__, (cls,), {"max_connections": max_connections, "read_timeout_s": read_timeout_s,
-                                           "lingering": 0})
+                                           "lingering": 0, "close_idle_websocket": close_idle_websocket})
 
     # -- uvicorn's protocol ----------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -178,7 +183,11 @@ class GuardedH11Protocol(H11Protocol):
             if isinstance(c, GuardedH11Protocol) and c is not self and c.waiting_since is not None \
                     and c.waiting_since <= since and not _closing(c):
                 oldest, since = c, c.waiting_since
-        if oldest is None:
+        if oldest is None:  # no HTTP connection waits for its client: the WebSocket idle longest, if any
+            websocket = type(self).close_idle_websocket
+            if websocket is not None and websocket(EVICT_AFTER_S):
+                log.info("closed the WebSocket idle longest to make room for another connection")
+                return True
             return False
         log.info("closed a connection that waited %.1f s for its request, to make room for another", now - since)
         oldest._drop(f"the server holds {self.max_connections} connections at most and needed this one for another "

@@ -26,6 +26,8 @@ class Limits:
     request_timeout_s: float = 30.0  # a prediction request running longer is stopped (503 timeout); 0: never
     max_connections: int = 512  # connections open at once (kept below the file-descriptor limit; 503 beyond)
     read_timeout_s: float = 15.0  # a client sends a whole request (headers and body) within this; 0: never
+    max_session_websockets: int = 16  # WebSockets open on one session (at the limit the idlest makes room)
+    max_client_websockets: int = 64  # WebSockets open from one client address (loopback: every local program)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -44,12 +46,16 @@ class ApiError(Exception):
 
 def check_text(text: str, alphabet: Alphabet, limits: Limits, what: str = "text", reject_unknown: bool = True,
                normalised: bool = True) -> str:
-    """``text`` (normalised unless ``normalised`` is false); a 413 when too long, a 422 naming the first
-    character outside the alphabet unless ``reject_unknown`` is false."""
+    """``text`` (normalised unless ``normalised`` is false); a 413 when too long, as sent or once normalised
+    (``max_text`` counts the characters the model reads: one "\ufb03" is three), a 422 naming the first character
+    outside the alphabet unless ``reject_unknown`` is false."""
     if len(text) > limits.max_text:
         raise ApiError(413, "text_too_long", f"{what} has {len(text)} characters; the limit is {limits.max_text}")
     if normalised:
         text = normalise(text, alphabet)
+        if len(text) > limits.max_text:  # the body's size bounds the work done before this
+            raise ApiError(413, "text_too_long", f"{what} has {len(text)} characters once normalised (ligatures and "
+                                                 f"the like spelled out); the limit is {limits.max_text}")
     if reject_unknown:
         for i, ch in enumerate(text):
             if ch not in alphabet:

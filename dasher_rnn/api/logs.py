@@ -10,6 +10,7 @@ flood, descriptors running out) costs a few lines a minute, not megabytes.
 from __future__ import annotations
 
 import logging
+import re
 import time
 import traceback
 from collections import OrderedDict
@@ -99,6 +100,37 @@ class RepeatFilter(logging.Filter):
     def uninstall(self) -> None:
         """Write the pending counts and take the filter off the loggers it was put on."""
         self.flush()
+        for logger in self._loggers:
+            logger.removeFilter(self)
+        self._loggers = []
+
+
+_QUERY_TOKEN = re.compile(r"([?&]token=)[^&\s\"']*", re.IGNORECASE)
+
+
+class SecretFilter(logging.Filter):
+    """Hides a token in a URL's query (``?token=...``, how a browser's WebSocket sends it) in every record of the
+    loggers it is put on: uvicorn logs each WebSocket's path with its query at level info."""
+
+    NAMES = ("uvicorn.error", "uvicorn.access")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._loggers: list[logging.Logger] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = _message(record)
+        if "token=" in message.lower():
+            record.msg, record.args = _QUERY_TOKEN.sub(r"\1(hidden)", message), None
+        return True
+
+    def install(self) -> None:
+        for name in self.NAMES:
+            logger = logging.getLogger(name)
+            logger.addFilter(self)
+            self._loggers.append(logger)
+
+    def uninstall(self) -> None:
         for logger in self._loggers:
             logger.removeFilter(self)
         self._loggers = []

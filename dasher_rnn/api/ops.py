@@ -132,30 +132,38 @@ def release(session: ApiSession, handle: int) -> dict:
 
 
 async def commit(session: ApiSession, req: s.CommitRequest) -> dict:
-    await session.commit(req.text, req.wait, req.unknown == "reject")
-    return done(session)
+    return done(session, await session.commit(req.text, req.wait, req.unknown == "reject"))
 
 
 async def delete(session: ApiSession, req: s.DeleteRequest) -> dict:
-    await session.delete(req.count, req.wait)
-    return done(session)
+    return done(session, await session.delete(req.count, req.wait))
 
 
 async def reset(session: ApiSession, req: s.WaitRequest) -> dict:
-    await session.reset(req.wait)
-    return done(session)
+    return done(session, await session.reset(req.wait))
 
 
 async def adapt(session: ApiSession, req: s.AdaptRequest) -> dict:
-    await session.set_adapting(req.enabled)
-    return {**done(session), "adapting": req.enabled}
+    return {**done(session, await session.set_adapting(req.enabled)), "adapting": req.enabled}
 
 
 async def save_profile(session: ApiSession) -> dict:
     return {"ok": True, **await session.save_profile()}
 
 
-def done(session: ApiSession) -> dict:
+def done(session: ApiSession, caught_up: bool | None = None) -> dict:
+    """The answer to a commit, delete, reset or adapt; ``caught_up``: with ``wait``, whether learning caught up
+    within the wait limit (false: answered 202 over HTTP; send a commit of "" with wait to wait again)."""
     status = session.writer.status()
-    return {"ok": True, "committed": status.committed if "rnn" in status.learns else None,
-            "weights_version": status.weights_version}
+    out = {"ok": True, "committed": status.committed if "rnn" in status.learns else None,
+           "weights_version": status.weights_version}
+    if caught_up is not None:
+        out["caught_up"] = caught_up
+    return out
+
+
+def accepted(answer: dict, response: object) -> dict:
+    """``answer``, with the HTTP ``response``'s status made 202 when learning has not caught up yet."""
+    if answer.get("caught_up") is False:
+        response.status_code = 202  # type: ignore[attr-defined]
+    return answer

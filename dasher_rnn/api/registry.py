@@ -32,6 +32,7 @@ from dasher_rnn.alphabet import AlphabetError
 from dasher_rnn.api.lifetime import Lifetime
 from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
 from dasher_rnn.api.sessions import ApiSession, release_when_done, wait
+from dasher_rnn.api.sockets import SocketTable
 from dasher_rnn.languages import language_alphabet
 from dasher_rnn.lm.model_io import read_checked_config
 from dasher_rnn.predictor.service import Distribution
@@ -55,6 +56,7 @@ class Registry:
         self._ppm: dict[str, object] = {}  # model -> PPM trained on ppm_train, built once and forked per session
         self._ppm_lock = threading.Lock()
         self.sessions: dict[str, ApiSession] = {}
+        self.sockets = SocketTable(self.limits.max_session_websockets, self.limits.max_client_websockets, clock)
         self.lifetime: Lifetime[ApiSession] = Lifetime(self.limits.idle_timeout_s, clock)  # expired, being closed
         self._opening: dict[str, str] = {}  # profile -> placeholder while its session loads
         self.base: Writer | None = None

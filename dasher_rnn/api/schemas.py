@@ -1,7 +1,9 @@
 """Request and response bodies of the predictor API (they give the OpenAPI schema).
 
 Requests are strict: no type coercion ("3" is not a number, 1 is not true) and no unknown fields,
-so a client's mistake is a 422 that names the field instead of a silent guess.
+so a client's mistake is a 422 that names the field instead of a silent guess. A whole number may be written as
+JSON writes any number (``6254.0``, ``6.254e3``): JSON Schema's ``integer`` is a number without a fraction, and
+JavaScript has no other kind; ``6254.5`` is refused.
 
 The published schema says what the server accepts, so that a request it allows is not refused for its shape:
 what the models cannot say is added to it, statically (a context is a root or a child, a profile's name) and by
@@ -13,11 +15,21 @@ outside it are refused unless ``unknown`` is ``break``) and the body's size in b
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from dasher_rnn.api.limits import Limits
+
+
+def _whole(value: object) -> object:
+    """A float without a fraction as the int it is (JSON's ``6254.0``); anything else as it came, for the strict check."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_whole)]  # a whole number, however JSON wrote it; still strict otherwise
 
 Format = Literal["log_probs", "counts"]
 Unknown = Literal["reject", "break"]
@@ -76,7 +88,7 @@ class ContextSpec(Strict):
     ]})
 
     text: str | None = Field(None, description="a new root: the context text ('' for a message start)")
-    parent: int | None = Field(None, description="a context handle of this session to extend")
+    parent: Int | None = Field(None, description="a context handle of this session to extend")
     symbols: str = Field("", description="with parent: the symbols appended below it")
     unknown: Unknown = Field("reject", description=UNKNOWN_DOC + " (text only; symbols must be in the alphabet)")
 
@@ -99,7 +111,7 @@ class ContextBatch(Strict):
 
 
 class DistributionsRequest(Strict):
-    contexts: list[int] = Field(description="context handles; distributions come back in this order")
+    contexts: list[Int] = Field(description="context handles; distributions come back in this order")
     format: Format = Field("log_probs", description=FORMAT_DOC)
     priority: float = Field(0.0, allow_inf_nan=False, description="larger is served first when requests queue")
 
@@ -107,12 +119,14 @@ class DistributionsRequest(Strict):
 class CommitRequest(Strict):
     text: str = Field(description="characters the user has committed (written), in order")
     unknown: Unknown = Field("reject", description=UNKNOWN_DOC)
-    wait: bool = Field(False, description="answer only when the adaptation has caught up, so the next request "
-                                          "is served by the updated weights")
+    wait: bool = Field(False, description="answer when the adaptation has caught up, so the next request is "
+                                          "served by the updated weights, or after the wait limit (the request time "
+                                          "limit) with 202 and caught_up false; a commit of \"\" with wait waits "
+                                          "again")
 
 
 class DeleteRequest(Strict):
-    count: int = Field(description="committed characters the user has deleted (backed out of)")
+    count: Int = Field(description="committed characters the user has deleted (backed out of)")
     wait: bool = False
 
 
@@ -127,7 +141,7 @@ class AdaptRequest(Strict):
 class ReleaseRequest(Strict):
     """The WebSocket's ``release`` (over HTTP the handle is in the path)."""
 
-    context: int = Field(description="the context handle to release, with every context below it")
+    context: Int = Field(description="the context handle to release, with every context below it")
 
 
 class NoFields(Strict):
@@ -241,6 +255,10 @@ class LimitsInfo(Reply):
     read_timeout_s: float = Field(description="a client sends a whole request (headers and body) within this many "
                                               "seconds of connecting or of its previous answer, or the connection is "
                                               "closed (408 request_timeout); 0: never")
+    max_session_websockets: int = Field(description="WebSockets open on one session; at the limit the one idle "
+                                                    "longest is closed (code 4429) to make room for a new one")
+    max_client_websockets: int = Field(description="WebSockets open from one client address (on loopback, every "
+                                                   "local program together); at the limit, as above")
 
 
 class ModelInfo(Reply):
@@ -340,6 +358,9 @@ class Done(Reply):
     committed: int | None = Field(description="characters the learner has applied in this message stream (all of "
                                               "them after wait); null when the RNN does not learn (ppm sessions)")
     weights_version: int = Field(description="weight updates applied (the last may still be on its way)")
+    caught_up: bool | None = Field(None, description="with wait: whether learning caught up within the wait limit "
+                                                     "(the request time limit). False (HTTP 202): it goes on; send "
+                                                     "a commit of \"\" with wait to wait again. Absent without wait")
 
 
 class AdaptDone(Done):

@@ -61,8 +61,9 @@ class ServerConfig:
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name.removesuffix('_s').replace('_', '-')} must be a number of seconds >= 0 "
                                  f"(0: never), not {value}")
-        if self.limits.max_connections < 1:
-            raise ValueError(f"max-connections must be at least 1, not {self.limits.max_connections}")
+        for name in ("max_connections", "max_session_websockets", "max_client_websockets"):
+            if getattr(self.limits, name) < 1:
+                raise ValueError(f"{name.replace('_', '-')} must be at least 1, not {getattr(self.limits, name)}")
         if self.token is None:
             self.token = os.environ.get(TOKEN_ENV) or None
         if not is_loopback(self.host) and not self.token:
@@ -94,8 +95,9 @@ def _uvicorn_config(config: ServerConfig):
     if most < limits.max_connections:
         log.warning("at most %d connections at once, not %d: the file-descriptor limit (ulimit -n) is %s", most,
                     limits.max_connections, descriptor_limit())
-    protocol = GuardedH11Protocol.configured(most, limits.read_timeout_s)
-    return uvicorn.Config(build_app(config), host=config.host, port=config.port, log_level=config.log_level,
+    app = build_app(config)
+    protocol = GuardedH11Protocol.configured(most, limits.read_timeout_s, app.state.registry.sockets.close_idle)
+    return uvicorn.Config(app, host=config.host, port=config.port, log_level=config.log_level,
                           http=protocol, backlog=accept_backlog(), ws="websockets-sansio",
                           ws_max_size=limits.max_body_bytes,
                           lifespan="on", timeout_graceful_shutdown=10, server_header=False)

@@ -19,6 +19,7 @@ threads and its profile, and its ``notice`` says so until a save works or the cl
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
@@ -27,6 +28,7 @@ from typing import Any
 
 from dasher_rnn.adapt.profiles import ProfileError
 from dasher_rnn.adapt.writer import Context, Writer, WriterError
+from dasher_rnn.api import memory
 from dasher_rnn.api.handles import HandleTable, existing_node
 from dasher_rnn.api.lifetime import Usage
 from dasher_rnn.api.limits import ApiError, Limits, check_count, check_text
@@ -34,6 +36,22 @@ from dasher_rnn.predictor.service import Distribution, ServiceClosed
 from dasher_rnn.predictor.tree import NodeError
 
 __all__ = ["ApiSession", "release_when_done", "wait"]
+
+log = logging.getLogger(__name__)
+
+
+_BACKGROUND: set[asyncio.Future] = set()  # commits answered at the wait limit and still running
+
+
+def _finished_in_background(work: asyncio.Future) -> None:
+    """A commit that went on after its answer has finished: what went wrong, if anything, is logged."""
+    _BACKGROUND.discard(work)
+    if not work.cancelled() and work.exception() is not None:
+        exc = work.exception()
+        if isinstance(exc, ApiError):
+            log.warning("a commit that went on after its answer (202) failed: %s", exc.message)
+        else:
+            log.error("a commit that went on after its answer (202) failed", exc_info=exc)
 
 
 async def wait(future: Future) -> Any:
@@ -197,33 +215,68 @@ class ApiSession(Usage):
         if not self.learns:
             raise ApiError(409, "not_adapting", f"session {self.id} was opened without adaptation or profile")
 
-    async def _settle(self, wait_: bool) -> None:
-        if wait_:
-            await asyncio.to_thread(self.writer.flush)
+    def _wait_limit(self) -> float | None:
+        """How long a request with wait waits for learning (the request time limit; None when it is 0: no limit)."""
+        return self.limits.request_timeout_s if self.limits.request_timeout_s > 0 else None
 
-    async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> None:
+    async def _settle(self, wait_: bool, limit: float | None = None) -> bool | None:
+        """With ``wait_``, wait for the learner to apply everything committed so far, up to ``limit`` seconds (by
+        default the wait limit): whether it caught up. None without ``wait_``. Learning a long commit can take longer
+        than any client waits (10,000 characters: a minute or more on two cores); it goes on, and the client hears
+        that it has not caught up yet, and how to wait again, instead of an error."""
+        if not wait_:
+            return None
+        if limit is None:
+            limit = self._wait_limit()
+        try:
+            await asyncio.to_thread(self.writer.flush, limit)
+        except TimeoutError:
+            return False
+        return True
+
+    async def commit(self, text: str, wait_: bool = False, reject_unknown: bool = True) -> bool | None:
+        """Learn ``text``; with ``wait_``, whether learning caught up within the wait limit (``_settle``), counted
+        from now: in a hybrid session the mixing weights learn the text on the request's own time (a minute for
+        10,000 characters), so past the limit the answer is given and that goes on in the background, holding the
+        session's lock. An empty text commits nothing: with ``wait_`` it waits again."""
         self._check_learning()
         text = check_text(text, self.alphabet, self.limits, "committed text", reject_unknown)
-        async with self._locked():
-            await self._in_thread(self.writer.commit, text)
-            await self._settle(wait_)
+        limit = self._wait_limit()
+        if not wait_ or limit is None:
+            return await self._commit(text, wait_, limit)
+        work = asyncio.ensure_future(self._commit(text, True, limit, asyncio.get_running_loop().time() + limit))
+        try:
+            return await asyncio.wait_for(asyncio.shield(work), limit)
+        except TimeoutError:
+            _BACKGROUND.add(work)
+            work.add_done_callback(_finished_in_background)
+            return False
 
-    async def delete(self, count: int, wait_: bool = False) -> None:
+    async def _commit(self, text: str, wait_: bool, limit: float | None, deadline: float | None = None) -> bool | None:
+        async with self._locked():
+            if text:
+                await self._in_thread(self.writer.commit, text)
+            if deadline is not None:
+                limit = max(0.0, deadline - asyncio.get_running_loop().time())
+            return await self._settle(wait_, limit)
+
+    async def delete(self, count: int, wait_: bool = False) -> bool | None:
         self._check_learning()
         if not 1 <= count <= self.limits.max_text:
             raise ApiError(422, "bad_count", f"delete count must be 1..{self.limits.max_text}, not {count}")
         async with self._locked():
             self.writer.delete(count)
-            await self._settle(wait_)
+            return await self._settle(wait_)
 
-    async def reset(self, wait_: bool = False) -> None:
+    async def reset(self, wait_: bool = False) -> bool | None:
         """A message boundary: what is committed next starts a new message."""
         self._check_learning()
         async with self._locked():
             self.writer.new_message()
-            await self._settle(wait_)
+            return await self._settle(wait_)
 
-    async def set_adapting(self, enabled: bool) -> None:
+    async def set_adapting(self, enabled: bool) -> bool:
+        """Pause or resume learning; whether the learner caught up with it within the wait limit."""
         self._check_learning()
         async with self._locked():
             try:
@@ -231,7 +284,7 @@ class ApiSession(Usage):
             except WriterError as exc:
                 raise ApiError(409, "not_adapting", str(exc)) from None
             self.adapt = enabled
-            await self._settle(True)
+            return bool(await self._settle(True))
 
     async def save_profile(self) -> dict:
         self._check_learning()
@@ -274,4 +327,5 @@ class ApiSession(Usage):
                 raise ApiError(507, "save_failed", str(exc)) from None
             self.closed, self.saved = True, bool(save and self.profile is not None)
             self.save_error = None
-            return self.saved
+        memory.trim_soon()  # what its threads freed goes back to the system (memory.py says why)
+        return self.saved

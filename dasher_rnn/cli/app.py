@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from dasher_rnn.cli.options import add_model_choice, input_token, port, socket_label
+from dasher_rnn.cli.options import (
+    add_model_choice,
+    input_token,
+    input_token_file,
+    port,
+    socket_label,
+    warn_secret_on_command_line,
+)
+
+INPUT_TOKEN_ENV = "DASHER_RNN_INPUT_TOKEN"  # the input token, kept out of the command line
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -30,11 +40,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="dasher-socket: x values at the left and right edges of the writing area (default: 0 1)")
     inputs.add_argument("--socket-y-range", type=float, nargs=2, metavar=("MIN", "MAX"),
                         help="dasher-socket: y values at the top and bottom edges of the writing area (default: 0 1)")
-    inputs.add_argument("--input-token", type=input_token, metavar="TOKEN",
-                        help="gaze-udp and dasher-socket: count only datagrams that carry this shared secret (a "
-                             '"token" key in gaze JSON, a line "token TOKEN" in socket input), so that no other '
-                             'program on this machine can steer or type; "" accepts every local sender again '
-                             "(the default, as Dasher does)")
+    secret = inputs.add_mutually_exclusive_group()
+    secret.add_argument("--input-token-file", type=input_token_file, metavar="PATH",
+                        help="gaze-udp and dasher-socket: count only datagrams that carry this shared secret, the "
+                             'first line of this file (a "token" key in gaze JSON, a line "token TOKEN" in socket '
+                             "input), so that no other program on this machine can steer or type (chmod 600 it; "
+                             f"default: ${INPUT_TOKEN_ENV}, else the preference)")
+    secret.add_argument("--input-token", type=input_token, metavar="TOKEN",
+                        help='the input token itself; "" accepts every local sender again (the default, as Dasher '
+                             "does). Every local user can read it in the process list: prefer --input-token-file or "
+                             f"${INPUT_TOKEN_ENV}")
     inputs.add_argument("--gazepoint-host", metavar="HOST", help="gazepoint: where Gazepoint Control runs (default 127.0.0.1)")
     inputs.add_argument("--gazepoint-port", type=port, help="gazepoint: its Open Gaze API port (default 4242)")
     inputs.add_argument("--optikey-port", type=port, help="optikey: UDP port of OptiKey-format gaze (default 6666)")
@@ -75,6 +90,12 @@ def _app_input_prefs(args: argparse.Namespace) -> dict[str, object]:
     from dasher_rnn.settings import Preferences
 
     prefs: dict[str, object] = {name: getattr(args, name) for name in INPUT_PREFS if getattr(args, name) is not None}
+    if args.input_token:
+        warn_secret_on_command_line("--input-token", f"--input-token-file or ${INPUT_TOKEN_ENV}")
+    if args.input_token_file is not None:
+        prefs["input_token"] = args.input_token_file
+    elif args.input_token is None and os.environ.get(INPUT_TOKEN_ENV):
+        prefs["input_token"] = os.environ[INPUT_TOKEN_ENV]  # checked with the rest below
     for axis in ("x", "y"):
         given = getattr(args, f"socket_{axis}_range")
         if given is not None:

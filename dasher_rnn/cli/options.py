@@ -127,6 +127,55 @@ def input_token(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+SECRET_FILE_BYTES = 4096  # a token file is read this far at most (a FIFO or /dev/zero is not waited for forever)
+
+
+def secret_file(text: str) -> str:
+    """The secret (a token) in the file at ``text``: its first line, without the white space around it. A token
+    given on the command line can be read by every local user (``ps``, ``/proc/PID/cmdline``); a file that only its
+    owner may read cannot. Says so on stderr when others may read the file."""
+    import os
+    import stat
+    import sys
+
+    try:
+        fd = os.open(text, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise argparse.ArgumentTypeError(f"{text}: not a regular file")
+            data = os.read(fd, SECRET_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read the token file {text}: {exc.strerror or exc}") from None
+    if len(data) > SECRET_FILE_BYTES:
+        raise argparse.ArgumentTypeError(f"{text}: over {SECRET_FILE_BYTES} bytes; a token file holds one line")
+    try:
+        lines = data.decode("utf-8").strip().splitlines()
+    except UnicodeDecodeError:
+        raise argparse.ArgumentTypeError(f"{text}: not UTF-8 text") from None
+    if not lines or not lines[0].strip():
+        raise argparse.ArgumentTypeError(f"{text}: empty; write the token on its first line")
+    if info.st_mode & 0o077 and os.name == "posix":
+        print(f"dasher-rnn: warning: {text} may be read by other users (mode {stat.S_IMODE(info.st_mode):o}); "
+              f"chmod 600 it", file=sys.stderr)
+    return lines[0].strip()
+
+
+def input_token_file(text: str) -> str:
+    """The input token in the file at ``text`` (``secret_file``), checked as ``input_token`` checks one."""
+    return input_token(secret_file(text)) or ""
+
+
+def warn_secret_on_command_line(option: str, instead: str) -> None:
+    """Say on stderr that ``option`` put a secret where every local user can read it, and what to use ``instead``."""
+    import sys
+
+    print(f"dasher-rnn: warning: {option} can be read by every local user in the process list (ps, "
+          f"/proc/PID/cmdline); give it with {instead} instead", file=sys.stderr)
+
+
 def size(text: str) -> tuple[int, int]:
     """A picture's WIDTHxHEIGHT in pixels."""
     try:

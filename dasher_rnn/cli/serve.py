@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dasher_rnn.cli.options import LIMITS, SERVER, add_profiles_dir, config_default
+from dasher_rnn.cli.options import LIMITS, SERVER, add_profiles_dir, config_default, secret_file, warn_secret_on_command_line
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 
@@ -12,8 +12,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="the predictor as a local HTTP JSON + WebSocket API for other frontends")
     p.add_argument("--host", default=config_default(SERVER, "host"), help="address to bind (anything but loopback needs a token)")
     p.add_argument("--port", type=int, default=config_default(SERVER, "port"), help="TCP port")
-    p.add_argument("--token", default=None, help="clients must send 'Authorization: Bearer TOKEN' "
-                                                 "(default: $DASHER_RNN_TOKEN; required off loopback)")
+    secret = p.add_mutually_exclusive_group()
+    secret.add_argument("--token-file", type=secret_file, default=None, metavar="PATH",
+                        help="clients must send 'Authorization: Bearer TOKEN', TOKEN the first line of this file "
+                             "(chmod 600 it; default: $DASHER_RNN_TOKEN; a token is required off loopback)")
+    secret.add_argument("--token", default=None, help="the token itself (every local user can read it in the process "
+                                                      "list: prefer --token-file or $DASHER_RNN_TOKEN)")
     p.add_argument("--model-dir", default=str(DEFAULT_MODEL_DIR), help="RNN model folder")
     add_profiles_dir(p)
     p.add_argument("--backend", default=config_default(SERVER, "backend"), help="predictor backend of stateless requests and "
@@ -51,6 +55,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--read-timeout", dest="read_timeout_s", type=float, default=config_default(LIMITS, "read_timeout_s"),
                    metavar="SECONDS", help="close a connection whose client has not sent a whole request (headers and "
                                            "body) this long after connecting or after its previous answer (0: never)")
+    p.add_argument("--max-session-websockets", type=int, default=config_default(LIMITS, "max_session_websockets"),
+                   help="WebSockets open on one session; at the limit the one idle longest is closed to make room")
+    p.add_argument("--max-client-websockets", type=int, default=config_default(LIMITS, "max_client_websockets"),
+                   help="WebSockets open from one client address (on loopback: every local program together); at "
+                        "the limit the one idle longest is closed to make room")
     p.add_argument("--log-level", default=config_default(SERVER, "log_level"),
                    choices=["critical", "error", "warning", "info", "debug"], help="server log level")
     p.set_defaults(func=run)
@@ -64,8 +73,11 @@ def run(args: argparse.Namespace) -> int:
                     max_handles=args.max_handles, max_nodes=args.max_nodes, max_text=args.max_text,
                     max_symbols=args.max_symbols, idle_timeout_s=args.idle_timeout_s,
                     request_timeout_s=args.request_timeout_s, max_connections=args.max_connections,
-                    read_timeout_s=args.read_timeout_s)
-    config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token,
+                    read_timeout_s=args.read_timeout_s, max_session_websockets=args.max_session_websockets,
+                    max_client_websockets=args.max_client_websockets)
+    if args.token:
+        warn_secret_on_command_line("--token", "--token-file or $DASHER_RNN_TOKEN")
+    config = ServerConfig(args.model_dir, host=args.host, port=args.port, token=args.token_file or args.token,
                           profiles_dir=args.profiles_dir, backend=args.backend, threads=args.threads,
                           budget=args.budget, limits=limits, allow_origins=args.allow_origin,
                           log_level=args.log_level, ppm_train=args.ppm_train).checked()

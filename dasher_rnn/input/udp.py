@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 import socket
 import threading
 from collections.abc import Callable
@@ -29,6 +30,20 @@ log = logging.getLogger(__name__)
 RECV_BYTES = 65536  # more than any UDP payload: a datagram is never cut short here, parsers judge its length
 _POLL = 0.1  # seconds between checks for close() while no datagram arrives
 MAX_TOKEN = 128
+
+
+# a token in a datagram as shown: a JSON "token" value (whole, or cut short), a "token SECRET" line or word
+_SHOWN_TOKEN = re.compile(r'(?i)("token"\s*:\s*)"(?:[^"\\]|\\.)*("?)|(\btoken\s+)\S+')
+
+
+def hide_tokens(text: str, token: bytes | None = None) -> str:
+    """``text`` (part of a datagram, shown in the status bar and the log) with every input token hidden: the value
+    of a "token" key or a "token" line, and ``token`` (the one set) wherever else it appears."""
+    text = _SHOWN_TOKEN.sub(lambda m: f'{m[1]}"(hidden){m[2]}' if m[1] is not None else f"{m[3]}(hidden)", text)
+    if token:
+        secret = token.decode("ascii", "replace")
+        text = text.replace(secret, "(hidden)").replace(repr(secret)[1:-1], "(hidden)")
+    return text
 
 
 def check_token(token: str) -> str:
@@ -114,6 +129,10 @@ class UDPSource(GazeSource):
         """Process one datagram from ``sender`` (host, port...) on the receiver thread: check it with
         ``_authorised``, then call ``_push``, ``_lost`` or ``_reject``."""
         raise NotImplementedError
+
+    def _reject(self, kind: str, detail: str) -> None:
+        """As every source's, but a token in what is shown of the datagram (the status bar, the log) is hidden."""
+        super()._reject(kind, hide_tokens(detail, self._token))
 
     def _authorised(self, token: bytes | None, sender: tuple) -> bool:
         """Whether a datagram carrying ``token`` (None: none) counts; one that does not is counted, and the first
