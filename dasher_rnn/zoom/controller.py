@@ -56,7 +56,7 @@ REST_STOP_RANGE = (0.0, 60.0)  # seconds a resting pointer may stay before writi
 # gaze users at every tracker grade: 95% of stays under 3.2 s and 2.7 bits, bench/gaze_day.py)
 SLID_HOLD = 12 * REST_RADIUS
 ZOOM_HOLD = 3.0
-SLID_ZOOM = 0.5  # bits: a picture that slid under the gaze without zooming in this far moved across, not into,
+SLID_ZOOM = 0.25  # bits: a picture that slid under the gaze without zooming in this far moved across, not into,
 # the boxes (a gaze at the edge waiting for its box to come into view)
 REST_MIN_S = 1.5
 PURSUIT_MIN = 0.15  # a gaze that went this share of the picture's way with it pursues (``RestDetector.pursuit``):
