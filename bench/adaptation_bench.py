@@ -1,7 +1,7 @@
 """Online adaptation: user streams adaptive vs static, the adversarial suite, update and rollback
 times, checkpoint memory, and (with --tune) the tuning grid. Prints JSON.
 
-    python bench/adaptation_bench.py [--model-dir dasher_rnn/models/english-lstm]
+    python bench/adaptation_bench.py [--model-dir models/english-lstm]
     python bench/adaptation_bench.py --tune [--tune-etas 0.03,0.06,0.1]
     python bench/adaptation_bench.py --methods   # full vs sparse vs LHUC, each tuned, then measured
 

@@ -1,7 +1,7 @@
 """One dynamic-evaluation update of 20 committed characters, numpy engine against torch engine, side by side
 (interleaved) in one process on one thread. Prints JSON.
 
-    python bench/adaptation_update_time.py [--model-dir dasher_rnn/models/english-lstm] [--repeats 50] [--rule sgd]
+    python bench/adaptation_update_time.py [--model-dir models/english-lstm] [--repeats 50] [--rule sgd]
 
 ``update_ms``: the commit that completes a segment, as the writing session runs it (the checkpoint, the segment
 under the base weights for the guard, the forward and backward under the adapted weights, the rule's step).

@@ -1,6 +1,6 @@
 """Predictor API speed on loopback. Prints JSON.
 
-    python bench/api_bench.py [--model-dir dasher_rnn/models/english-lstm] [--clients 50] [--requests 200]
+    python bench/api_bench.py [--model-dir models/english-lstm] [--clients 50] [--requests 200]
     python bench/api_bench.py --model hybrid --ppm-train ../shared/corpora/dasher/training_english_GB.txt
 
 Starts `dasher-rnn serve` in its own process on a free loopback port, then:

@@ -1,6 +1,6 @@
 """Does one big stateless request hold up everyone else? Prints JSON.
 
-    python bench/api_fairness.py [--model-dir dasher_rnn/models/english-lstm] [--contexts 25] [--chars 9999]
+    python bench/api_fairness.py [--model-dir models/english-lstm] [--contexts 25] [--chars 9999]
     PYTHONPATH=/path/to/other/checkout python bench/api_fairness.py   # the same against other code
 
 Starts `dasher-rnn serve` (the code on PYTHONPATH) in its own process on a free loopback port, with the

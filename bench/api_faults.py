@@ -1,6 +1,6 @@
 """The API server's faults, bounded and on loopback only. Prints JSON. Under a minute.
 
-    python bench/api_faults.py [--model-dir dasher_rnn/models/english-lstm] [--slow 1100] [--nofile 1024]
+    python bench/api_faults.py [--model-dir models/english-lstm] [--slow 1100] [--nofile 1024]
 
 - ``slow_clients``: ``dasher-rnn serve`` in its own process with ``--nofile`` file descriptors (the usual 1,024), and
   ``--slow`` connections that send half a request and stop (more than the descriptors). Meanwhile another client

@@ -1,6 +1,6 @@
 """The BciPy adapter's cost per call as the evidence grows, and of evidence it has not seen. Prints JSON.
 
-    python bench/bcipy_bench.py [--model-dir dasher_rnn/models/english-lstm] [--lengths 100 400 1600] [--window 20]
+    python bench/bcipy_bench.py [--model-dir models/english-lstm] [--lengths 100 400 1600] [--window 20]
                                 [--fresh-lengths 100 1600] [--repeats 15]
 
 Fresh evidence (``fresh_ms``): at each of ``--fresh-lengths``, evidence the adapter has not seen (BciPy's

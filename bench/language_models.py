@@ -5,7 +5,7 @@
 Per language: ``dasher-rnn train`` on ``languages/aac/<lang>`` (and Dasher 5's text for it where there is one),
 started from the shipped English model with the language's alphabet (the symbols both have keep their weights),
 ``--steps`` steps; then ``dasher-rnn eval`` (static, Dasher's 5% floor) on ``languages/dev/<lang>``.
-Multilingual (its run folder is ``checkpoints/languages-<codes>``, whose checkpoint is committed): one model over
+Multilingual (its run folder is ``models/checkpoints/languages-<codes>``, whose checkpoint is committed): one model over
 the union of the languages' alphabets, trained on all of them for
 ``--steps`` x the number of languages (the same compute as the per-language models together), then given each
 language's own learned initial state (the start of that language's messages) and scored on its dev set.
@@ -104,13 +104,15 @@ def for_language(model_dir: Path, code: str, out: Path, seed: int = 0) -> Path:
 
 
 def main() -> int:
+    from dasher_rnn.paths import DEFAULT_MODEL_DIR
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="folder of the runs")
     parser.add_argument("--languages", nargs="+", default=["de", "fr", "es"])
     parser.add_argument("--steps", type=int, default=100, help="steps per language")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--init-from", default=str(ROOT / "dasher_rnn" / "models" / "english-lstm"))
+    parser.add_argument("--init-from", default=str(DEFAULT_MODEL_DIR))
     parser.add_argument("--ways", nargs="+", default=["ppm", "single", "multilingual"])
     args = parser.parse_args()
     out = Path(args.out)
@@ -123,8 +125,8 @@ def main() -> int:
             model = train(out / code, texts(code), code, args.steps, args)
             results[code]["single"] = overall(run("eval", "--model-dir", str(model), "--static", str(dev(code)),
                                                   "--json"))
-    if "multilingual" in args.ways:  # the run that may go on: its checkpoint is committed (checkpoints/)
-        run_dir = Path("checkpoints") / ("languages-" + "-".join(args.languages))
+    if "multilingual" in args.ways:  # the run that may go on: its checkpoint is committed (models/checkpoints/)
+        run_dir = Path("models") / "checkpoints" / ("languages-" + "-".join(args.languages))
         alphabet = run_dir / "alphabet.json"
         if not alphabet.is_file():
             union_alphabet(args.languages, alphabet)

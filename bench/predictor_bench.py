@@ -1,7 +1,7 @@
 """Predictor service speed: latency and nodes/s per batch size and backend, batched vs one-at-a-time,
 and memory of a 3000-node tree. Prints JSON.
 
-    python bench/predictor_bench.py [--model-dir dasher_rnn/models/english-lstm] [--repeats 200]
+    python bench/predictor_bench.py [--model-dir models/english-lstm] [--repeats 200]
 
 Each measurement asks the service for the distributions of N fresh nodes (children not yet
 expanded), as the interface does when boxes open, and times request -> result.

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR
+from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR, MODELS_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -63,9 +63,12 @@ def wheel(tmp_path_factory) -> Path:
     # stale build/lib from an earlier build can slip files into it)
     src = tmp / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(REPO / name, src / name)
-    shutil.copytree(REPO / "dasher_rnn", src / "dasher_rnn", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    # the package, and the models (with their training checkpoints, which the wheel leaves out) and the assets from
+    # the top of the repository, which the wheel carries inside the package
+    for name in ("dasher_rnn", "models", "assets"):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     dist = tmp / "dist"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-cache-dir",
           "--disable-pip-version-check", "-q", "-w", dist, src], cwd=src, env=env)
@@ -73,8 +76,9 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
-def fresh_venv(wheel: Path, tmp: Path, dependencies: list[str]) -> tuple[Path, dict[str, str]]:
-    """A fresh virtual environment in ``tmp`` with the wheel installed and ``dependencies`` (folders of installed
+def fresh_venv(wheel: Path, tmp: Path, dependencies: list[str], editable: bool = False) -> tuple[Path, dict[str, str]]:
+    """A fresh virtual environment in ``tmp`` with the wheel installed (or, ``editable``, the source folder ``wheel``
+    installed editable, as `make install` installs the checkout) and ``dependencies`` (folders of installed
     packages) on its path through a ``.pth``; (its bin folder, a user's environment variables)."""
     env = user_env(tmp / "home")
     venv = tmp / "venv"
@@ -84,7 +88,8 @@ def fresh_venv(wheel: Path, tmp: Path, dependencies: list[str]) -> tuple[Path, d
                              capture_output=True, text=True, env=env, check=True).stdout.strip()
     (Path(purelib) / "_test_dependencies.pth").write_text("\n".join(dependencies) + "\n")
     _run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index",
-          "--disable-pip-version-check", "-q", wheel], cwd=tmp, env=env)
+          "--disable-pip-version-check", "-q", *(["--no-build-isolation", "-e"] if editable else []), wheel],
+         cwd=tmp, env=env)
     assert sysconfig.get_paths()["purelib"] != purelib
     return venv / "bin", env
 
@@ -96,14 +101,26 @@ def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     return wheel, bin_dir, env
 
 
-def test_wheel_carries_the_shipped_model_and_the_assets(installed):
+def test_the_checkout_keeps_the_models_and_the_assets_at_its_top():
+    assert (MODELS_DIR, ASSETS_DIR) == (REPO / "models", REPO / "assets")
+    assert DEFAULT_MODEL_DIR == REPO / "models" / "english-lstm"
+    assert not (REPO / "dasher_rnn" / "models").exists() and not (REPO / "dasher_rnn" / "assets").exists()
+
+
+def test_wheel_carries_the_shipped_models_and_the_assets_not_the_checkpoints(installed):
     wheel, _, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
-    for folder in (DEFAULT_MODEL_DIR, ASSETS_DIR):
+    shipped = sorted(p for p in MODELS_DIR.iterdir() if (p / "config.json").is_file())
+    assert DEFAULT_MODEL_DIR in shipped and len(shipped) >= 2
+    for folder in (*shipped, ASSETS_DIR):
         files = [f for f in folder.rglob("*") if f.is_file() and "__pycache__" not in f.parts]
         assert files
         for f in files:
-            assert f"dasher_rnn/{f.relative_to(REPO / 'dasher_rnn').as_posix()}" in names
+            assert f"dasher_rnn/{f.relative_to(REPO).as_posix()}" in names
+    # what the predictor was trained as (models/checkpoints/) stays in the repository
+    assert (MODELS_DIR / "checkpoints").is_dir()
+    assert not any("checkpoint" in name for name in names)
+    assert not any(name.startswith(("models/", "assets/")) for name in names)
     for required in ("config.json", "weights.safetensors", "msg.safetensors", "model.int8.onnx", "MODEL_CARD.md"):
         assert f"dasher_rnn/models/english-lstm/{required}" in names
     # the float32 export is not shipped: the app serves the int8 one (docs/history/gpu-runbook.md)
@@ -114,11 +131,30 @@ def test_wheel_carries_the_shipped_model_and_the_assets(installed):
 def test_installed_package_is_the_wheel_not_the_checkout(installed, tmp_path):
     _, bin_dir, env = installed
     done = _run([bin_dir / "python", "-c", "import dasher_rnn, dasher_rnn.paths as p; "
-                 "print(dasher_rnn.__file__); print(p.DEFAULT_MODEL_DIR)"], cwd=tmp_path, env=env)
-    package_file, model_dir = map(Path, done.stdout.split())
+                 "print(dasher_rnn.__file__); print(p.DEFAULT_MODEL_DIR); print(p.ASSETS_DIR)"], cwd=tmp_path, env=env)
+    package_file, model_dir, assets_dir = map(Path, done.stdout.split())
     venv = bin_dir.parent
     assert package_file.is_relative_to(venv) and model_dir.is_relative_to(venv)
+    # inside the installed package (the checkout keeps them at its top: dasher_rnn/paths.py finds either)
+    assert model_dir == package_file.parent / "models" / "english-lstm"
+    assert assets_dir == package_file.parent / "assets" and (assets_dir / "alphabets" / "english.json").is_file()
     assert (model_dir / "weights.safetensors").is_file()
+
+
+def test_an_editable_install_finds_the_models_and_the_assets_at_the_top_of_its_checkout(wheel, tmp_path):
+    """`make install` installs the checkout editable and `make run` runs its `dasher-rnn`: the package is the
+    checkout's, its data the checkout's top-level models/ and assets/ (here a copy of the checkout, the wheel's
+    source, so that the install writes nothing into this one)."""
+    checkout = wheel.parent.parent / "src"
+    (tmp_path / "editable").mkdir()
+    bin_dir, env = fresh_venv(checkout, tmp_path / "editable", _parent_site_dirs(), editable=True)
+    done = _run([bin_dir / "python", "-c", "import dasher_rnn, dasher_rnn.paths as p; "
+                 "print(dasher_rnn.__file__); print(p.DEFAULT_MODEL_DIR); print(p.ASSETS_DIR)"], cwd=tmp_path, env=env)
+    assert list(map(Path, done.stdout.split())) == [checkout / "dasher_rnn" / "__init__.py",
+                                                    checkout / "models" / "english-lstm", checkout / "assets"]
+    (tmp_path / "phrases.txt").write_text("hello, how are you\n")
+    done = _run([bin_dir / "dasher-rnn", "eval", "phrases.txt"], cwd=tmp_path, env=env)
+    assert str(checkout / "models" / "english-lstm") in done.stdout
 
 
 def test_installed_eval_from_another_folder(installed, tmp_path):

@@ -5,7 +5,7 @@ The GPU machine gets a copy of the working tree (64 MiB in all, ``../shared`` st
 safetensors, numpy and tqdm, but not dasher-rnn: this script runs from the tree and imports the package from it.
 
     python tools/gpu_run.py budget                      # what travels now, and how much room a shard has
-    python tools/gpu_run.py pack --mix dasher_rnn/assets/training_mix_v3.json --name english --budget-mb auto
+    python tools/gpu_run.py pack --mix assets/training_mix_v3.json --name english --budget-mb auto
     python tools/gpu_run.py train --shard gpu_job/english --out "$OUT" --hidden 1024 --layers 2 --minutes 8.5
     python tools/gpu_run.py join /work/.device/.../run runs/english-2x1024-gpu
     python tools/gpu_run.py probe --archs 2x1024,1x768 --batches 256,1024,2048   # chars/s, no shard needed
@@ -827,7 +827,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def sources(p: argparse.ArgumentParser) -> None:
         p.add_argument("paths", nargs="*", help="text files or folders (one equally weighted source each)")
-        p.add_argument("--mix", help="training-mix JSON (default: dasher_rnn/assets/training_mix_v3.json)")
+        p.add_argument("--mix", help="training-mix JSON (default: assets/training_mix_v3.json)")
         # as dasher-rnn train's and the runbook's commands give them (from the repository root), so that the
         # encoded corpus cache is the same folder
         p.add_argument("--corpus-root", default="../shared/corpora/train")

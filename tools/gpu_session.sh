@@ -57,14 +57,14 @@ bundle() {  # each run's export as one tar, and the logs as one, written beside 
 
 # the multilingual model (de, fr, es; 1x768 as served): from the shipped run's weights, and from the English model
 # as that run began, each with dropout, the aac/ sentences weighted above Dasher 5's texts
-train lang-ckpt-d25 --shard gpu_job/languages --init-from checkpoints/languages-de-fr-es $SIZE_L --lr 1e-3 \
+train lang-ckpt-d25 --shard gpu_job/languages --init-from models/checkpoints/languages-de-fr-es $SIZE_L --lr 1e-3 \
     --dropout 0.25 --lowercase-frac 0 $D5 --best-by $LANG_BEST &
-train lang-en-d20 --shard gpu_job/languages --init-from dasher_rnn/models/english-lstm $SIZE_L --lr 2e-3 \
+train lang-en-d20 --shard gpu_job/languages --init-from models/english-lstm $SIZE_L --lr 2e-3 \
     --dropout 0.2 --lowercase-frac 0 $D5 --best-by $LANG_BEST --seed 1 &
-train lang-en-d40 --shard gpu_job/languages --init-from dasher_rnn/models/english-lstm $SIZE_L --lr 2e-3 \
+train lang-en-d40 --shard gpu_job/languages --init-from models/english-lstm $SIZE_L --lr 2e-3 \
     --dropout 0.4 --lowercase-frac 0 $D5 --best-by $LANG_BEST --seed 2 &
 # English 1x768 (as served) from the shipped model, on the whole English mix, with light dropout
-train english-d10 --shard gpu_job/english --init-from dasher_rnn/models/english-lstm $SIZE_E --lr 5e-4 \
+train english-d10 --shard gpu_job/english --init-from models/english-lstm $SIZE_E --lr 5e-4 \
     --dropout 0.1 --lowercase-frac 0.2 --best-by overall --seed 3 &
 
 while [ -n "$(jobs -r)" ]; do

@@ -2,7 +2,7 @@
 weights in float16, the mean squared gradients (MS_g, for the RMS dynamic-evaluation rules) in bfloat16, the
 per-language initial states as they are, no float32 ONNX export; then the int8 export the app serves, checked.
 
-    python tools/ship_model.py runs/lang-aac-ft/model dasher_rnn/models/de-fr-es-lstm \\
+    python tools/ship_model.py runs/lang-aac-ft/model models/de-fr-es-lstm \\
         --check ../shared/corpora/languages/dev/de_Latn.txt ../shared/corpora/languages/dev/fr_Latn.txt
 
 Whatever else the destination holds (its MODEL_CARD.md) stays; the model files in it are replaced. The card is the

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a character RNN on text files or a training mix")
     p.add_argument("paths", nargs="*", help="text files or folders (one equally weighted source each)")
-    p.add_argument("--mix", help="training-mix JSON (default: dasher_rnn/assets/training_mix.json when no paths are given)")
+    p.add_argument("--mix", help="training-mix JSON (default: assets/training_mix.json when no paths are given)")
     p.add_argument("--corpus-root", default="../shared/corpora/train", help="folder the mix's paths are relative to")
     p.add_argument("--out", required=True, help="run folder: checkpoints, log and the finished model")
     p.add_argument("--alphabet", default="english", help="alphabet the model writes (a name or a file)")

@@ -13,7 +13,7 @@ training samples its sources):
 - space, newline and 0-9 are always kept; the rest is picked greedily, each time the symbol that adds the most to
   the sum over the languages.
 
-Run from the repository root: ``.venv/bin/python checkpoints/languages-31/make_alphabet.py`` (it prints each
+Run from the repository root: ``.venv/bin/python models/checkpoints/languages-31/make_alphabet.py`` (it prints each
 language's coverage).
 """
 
@@ -110,7 +110,7 @@ def main() -> None:
         tuple(SymbolGroup(n, COLOURS[n], "".join(groups[n])) for n in GROUP_ORDER if n in groups),
         glyphs,
         f"{len(chosen)} symbols of {', '.join(codes)}: chosen by their share of the languages' aac/ texts, each "
-        "language weighing the same (checkpoints/languages-31/make_alphabet.py); the languages' full union has "
+        "language weighing the same (models/checkpoints/languages-31/make_alphabet.py); the languages' full union has "
         "770, more than an alphabet holds",
     )
     OUT.write_text(json.dumps(union.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
