@@ -229,7 +229,7 @@ def update_startup(tables: dict[str, dict], out: dict) -> tuple[str, str | None]
 
 
 def update_api(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
-    """``bench/api_bench.py`` (``--model rnn``; or with ``--bursts``, issue 48's serve checks), ``bench/api_fairness.py``
+    """``bench/api_bench.py`` (``--model rnn``; or with ``--bursts``, issue 48's serve checks), ``bench/history/api_fairness.py``
     (with or without ``--request-timeout``) or ``bench/bcipy_bench.py``."""
     if "bursts" in out:
         return update_api_serve(tables, out)
