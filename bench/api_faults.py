@@ -37,7 +37,10 @@ import httpx
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from api_bench import free_port, launch  # noqa: E402  (the API benchmark's own helpers)
+
+from tests.helpers import wait_until  # noqa: E402  (the one polling helper, shared with the tests)
 
 TEXT = "I would like a cup of tea and a short walk after dinner. "
 
@@ -147,15 +150,6 @@ class Disk:
         self.module.atomic_write = self.original
 
 
-def until(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 def failing_save(http: httpx.Client, registry, disk: Disk, profiles: Path) -> dict:
     from dasher_rnn.adapt.profiles import ProfileStore
 
@@ -164,14 +158,14 @@ def failing_save(http: httpx.Client, registry, disk: Disk, profiles: Path) -> di
     http.post(f"/v1/sessions/{sid}/commit", json={"text": TEXT * 4, "wait": True})
     threads_open = threading.active_count()
     disk.full = True
-    until(lambda: disk.tries >= 2, 10)  # the idle timeout passes twice, the save failing each time
+    wait_until(lambda: disk.tries >= 2, 10)  # the idle timeout passes twice, the save failing each time
     kept = http.get(f"/v1/sessions/{sid}")
     other = http.post("/v1/sessions", json={"profile": "unsaved"})
     disk.full = False
-    expired = until(lambda: sid in registry.lifetime.ended, 10)  # (a GET of it would use it, and it would not expire)
+    expired = wait_until(lambda: sid in registry.lifetime.ended, 10)  # (a GET of it would use it, and it would not expire)
     gone = http.get(f"/v1/sessions/{sid}").json()["error"]
     saved = ProfileStore(profiles).load("unsaved").info.get("characters_adapted")
-    until(lambda: threading.active_count() <= threads_before, 5)
+    wait_until(lambda: threading.active_count() <= threads_before, 5)
     threads_closed = threading.active_count()
     again = http.post("/v1/sessions", json={"profile": "unsaved", "model": "hybrid"})
     if again.status_code == 201:

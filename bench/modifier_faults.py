@@ -31,19 +31,13 @@ from dasher_rnn.output import DirectOutput
 from dasher_rnn.output.typers import XTestTyper
 from dasher_rnn.output.xkb import Xkb
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.helpers import wait_until  # noqa: E402  (the one polling helper, shared with the tests)
+
 RECEIVER = Path(__file__).resolve().parents[1] / "tests" / "x_receiver.py"
 READY = "\x00READY\x00"
 DRAFT = "Dear Sam, "
 WAIT = 20.0
-
-
-def wait_for(predicate: Callable[[], object], seconds: float = WAIT) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def start_xvfb() -> tuple[subprocess.Popen, str]:
@@ -100,16 +94,16 @@ def run_case(name: str, screen: str, folder: Path) -> dict[str, object]:
         return "" if held == READY else held
 
     try:
-        if not wait_for(lambda: out.exists() and out.read_text(encoding="utf-8") == READY):
+        if not wait_until(lambda: out.exists() and out.read_text(encoding="utf-8") == READY, WAIT):
             raise SystemExit("the receiving program did not start on Xvfb")
         direct.track(DRAFT, 0)
         direct.sync()
-        wait_for(lambda: received() == DRAFT)
+        wait_until(lambda: received() == DRAFT, WAIT)
         on(user)
         before = user.xkb.state()
         direct.track(text, 0)
         problem = direct.sync()
-        wait_for(lambda: received() == DRAFT + text, seconds=3.0)  # a wrong text never becomes right: give up soon
+        wait_until(lambda: received() == DRAFT + text, seconds=3.0)  # a wrong text never becomes right: give up soon
         time.sleep(0.2)  # anything still on its way
         held = received()
         after = user.xkb.state()

@@ -1,6 +1,7 @@
 """docs/BENCHMARKS.md's tables, rendered from the results store ``bench/results/*.json``.
 
-    python bench/report.py                      # write every table into docs/BENCHMARKS.md
+    python bench/report.py                      # write every table into docs/BENCHMARKS.md (and the answered
+                                                # ones into docs/history/benchmarks-answered.md)
     python bench/report.py --check              # exit 1, naming each table that differs from its JSON
     python bench/report.py --update AREA FILE [--beside TEXT] [--date YYYY-MM-DD] [--machine TEXT]
 
@@ -8,7 +9,10 @@ Each results file is one area (``quality``, ``adaptation``, ...) and holds its t
 what ships, the exact commands that produced them, the date measured, the machine, what ran beside it, the
 model, and where the figures came from. The document marks each table's place with a pair of comments,
 ``<!-- table: ID -->`` and ``<!-- /table -->``; the script rewrites what lies between them (the table, its
-commands, then its date, machine, what ran beside, model, source and note) and leaves the prose around them alone.
+commands, then one line of provenance: date, machine, what ran beside, model, and the same for any part measured
+again later) and leaves the prose around them alone. A table's ``source`` and ``note`` (how the figures came about,
+what they replaced) stay in its JSON for whoever wants them, with ``in_full`` (the provenance as first written, where
+the line now says it shorter) and ``remeasured`` (per part: date, machine, beside, by); they are not rendered.
 
 ``--update AREA FILE`` folds the JSON a bench script printed into the area's results file (the table that
 output feeds, chosen by the output's shape; see ``UPDATERS``), with today's date and this machine unless told,
@@ -25,12 +29,14 @@ import os
 import platform
 import re
 import sys
-import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "bench" / "results"
 DOC = ROOT / "docs" / "BENCHMARKS.md"
+# answered one-off questions and figures of what no longer ships, still rendered and checked from their JSON
+HISTORY_DOC = ROOT / "docs" / "history" / "benchmarks-answered.md"
+DOCS = (DOC, HISTORY_DOC)
 BLOCK = re.compile(r"<!-- table: (?P<id>[\w-]+) -->\n(?P<body>.*?)<!-- /table -->", re.S)
 REQUIRED = ("commands", "date", "machine", "beside", "model", "source", "columns", "rows")
 
@@ -49,8 +55,21 @@ def cell(value, column: dict, row: dict) -> str:
     return str(value).replace("|", "\\|")
 
 
+def provenance(table: dict) -> str:
+    """The table's one line of provenance, in italics: ``DATE, MACHINE; beside it: ...; model: ...``, then each
+    group of parts measured again later (parts with the same date, machine and company named together), once."""
+    line = f"{table['date']}, {table['machine']}; beside it: {table['beside']}; model: {table['model']}."
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for part, when in table.get("remeasured", {}).items():
+        groups.setdefault((when["date"], when["machine"], when["beside"]), []).append(part)
+    for (date, machine, beside), parts in groups.items():
+        named = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        line += f" {named[:1].upper()}{named[1:]}: {date}, {machine}; beside it: {beside}."
+    return f"*{line}*"
+
+
 def render_table(table: dict) -> str:
-    """The markdown that stands between a table's markers: the table, its commands, then date and provenance."""
+    """The markdown that stands between a table's markers: the table, its commands, then its provenance line."""
     missing = [key for key in REQUIRED if not table.get(key)]
     if missing:
         raise ValueError(f"table {table.get('id')!r} has no {', '.join(missing)}")
@@ -61,12 +80,7 @@ def render_table(table: dict) -> str:
         lines.append("| " + " | ".join(cell(row.get(c["key"]), c, row) for c in columns) + " |")
     lines.append("")
     lines += ["    " + command for command in table["commands"]]
-    about = f"{table['date']}, {table['machine']}; beside it: {table['beside']}; model: {table['model']}. {table['source']}"
-    for part, remeasured in table.get("remeasured", {}).items():  # one line per part a later run replaced
-        about += f" {part[:1].upper()}{part[1:]}: {remeasured}."
-    if table.get("note"):
-        about += " " + table["note"]
-    lines += textwrap.wrap(about, 120, break_on_hyphens=False, break_long_words=False)
+    lines.append(provenance(table))
     return "\n".join(lines) + "\n"
 
 
@@ -81,10 +95,12 @@ def load_results(results_dir: Path = RESULTS_DIR) -> dict[str, dict]:
     return tables
 
 
-def render_document(text: str, tables: dict[str, dict]) -> tuple[str, list[str]]:
-    """``text`` with every marked table rewritten, and the problems found (unknown ids, tables without a place)."""
+def render_document(text: str, tables: dict[str, dict], elsewhere: frozenset[str] = frozenset()
+                    ) -> tuple[str, list[str]]:
+    """``text`` with every marked table rewritten, and the problems found (unknown ids, tables without a place
+    here or among the ids ``elsewhere``, those marked in the other documents)."""
     problems = []
-    seen = set()
+    seen = set(elsewhere)
 
     def replace(match: re.Match) -> str:
         table_id = match["id"]
@@ -104,12 +120,29 @@ def render_document(text: str, tables: dict[str, dict]) -> tuple[str, list[str]]
     return out, problems
 
 
-def check(doc: Path = DOC, results_dir: Path = RESULTS_DIR) -> list[str]:
-    """The tables (by id) whose text in ``doc`` differs from what their JSON renders, and other problems."""
-    text = doc.read_text()
+def marked(text: str) -> frozenset[str]:
+    """The ids of the tables ``text`` marks."""
+    return frozenset(match["id"] for match in BLOCK.finditer(text))
+
+
+def render_documents(docs: tuple[Path, ...], tables: dict[str, dict]) -> tuple[dict[Path, str], list[str]]:
+    """Each document's text with its tables rewritten, and the problems found in all of them together (a table
+    need be marked in one of them)."""
+    texts = {doc: doc.read_text() for doc in docs}
+    out, problems = {}, []
+    for doc, text in texts.items():
+        others = frozenset().union(*(marked(t) for d, t in texts.items() if d != doc))
+        out[doc], found = render_document(text, tables, others)
+        problems += [problem for problem in found if problem not in problems]
+    return out, problems
+
+
+def check(docs: Path | tuple[Path, ...] = DOCS, results_dir: Path = RESULTS_DIR) -> list[str]:
+    """The tables (by id) whose text in ``docs`` differs from what their JSON renders, and other problems."""
+    docs = (docs,) if isinstance(docs, Path) else docs
     tables = load_results(results_dir)
-    _, problems = render_document(text, tables)
-    for match in BLOCK.finditer(text):
+    _, problems = render_documents(docs, tables)
+    for match in BLOCK.finditer("\n".join(doc.read_text() for doc in docs)):
         table = tables.get(match["id"])
         try:
             rendered = render_table(table) if table is not None else None
@@ -196,7 +229,7 @@ def update_startup(tables: dict[str, dict], out: dict) -> tuple[str, str | None]
 
 
 def update_api(tables: dict[str, dict], out: dict) -> tuple[str, str | None]:
-    """``bench/api_bench.py`` (``--model rnn``; or with ``--bursts``, issue 48's serve checks), ``bench/api_fairness.py``
+    """``bench/api_bench.py`` (``--model rnn``; or with ``--bursts``, issue 48's serve checks), ``bench/history/api_fairness.py``
     (with or without ``--request-timeout``) or ``bench/bcipy_bench.py``."""
     if "bursts" in out:
         return update_api_serve(tables, out)
@@ -325,7 +358,7 @@ def update(area: str, path: Path, date: str, machine: str, beside: str | None,
         table.pop("note", None)
         table.pop("remeasured", None)
     else:  # the part's previous re-measurement, if any, is replaced, never nested
-        table.setdefault("remeasured", {})[part] = f"re-measured {date} on {machine} (beside it: {beside}), by {how}"
+        table.setdefault("remeasured", {})[part] = {"date": date, "machine": machine, "beside": beside, "by": how}
     results_path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     return changed
 
@@ -344,16 +377,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         problems = check()
         for problem in problems:
-            print(f"docs/BENCHMARKS.md: table {problem}", file=sys.stderr)
+            print(f"docs/BENCHMARKS.md, docs/history/{HISTORY_DOC.name}: table {problem}", file=sys.stderr)
         return 1 if problems else 0
     if args.update:
         area, path = args.update
         changed = update(area, Path(path), args.date, args.machine or this_machine(), args.beside)
         print(f"bench/results/{area}.json: table {changed} updated")
-    text, problems = render_document(DOC.read_text(), load_results())
+    texts, problems = render_documents(DOCS, load_results())
     for problem in problems:
-        print(f"docs/BENCHMARKS.md: table {problem}", file=sys.stderr)
-    DOC.write_text(text)
+        print(f"docs/BENCHMARKS.md, docs/history/{HISTORY_DOC.name}: table {problem}", file=sys.stderr)
+    for doc, text in texts.items():
+        doc.write_text(text)
     return 1 if problems else 0
 
 

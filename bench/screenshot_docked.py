@@ -24,17 +24,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.helpers import wait_for  # noqa: E402  (the one polling helper, shared with the tests)
+
 BANNER = "Another program (here xterm) receives the keys:"
-
-
-def _wait(predicate, what: str, seconds: float = 30.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise SystemExit(f"gave up waiting for {what}")
 
 
 def _client(d, title: str):
@@ -60,12 +53,13 @@ def start_desktop(edge: str, share: float) -> list[subprocess.Popen]:
             raise SystemExit(f"{tool} is not installed (Debian: apt-get install {tool})")
     d = display.Display()
     procs = [subprocess.Popen(["openbox"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    _wait(lambda: d.get_selection_owner(d.intern_atom("WM_S0")) != 0, "openbox")
+    wait_for(lambda: d.get_selection_owner(d.intern_atom("WM_S0")) != 0, "openbox", 30.0, interval=0.05)
     title = "xterm (the program written into)"
     procs.append(subprocess.Popen(["xterm", "-T", title, "-fa", "DejaVu Sans Mono", "-fs", "15", "-e", "sh", "-c",
                                    f"printf '{BANNER}\\n\\n'; exec cat"]))
-    xterm = _wait(lambda: _client(d, title), "xterm's window")
-    extents = _wait(lambda: xterm.get_full_property(d.intern_atom("_NET_FRAME_EXTENTS"), Xatom.CARDINAL), "its frame")
+    xterm = wait_for(lambda: _client(d, title), "xterm's window", 30.0, interval=0.05)
+    extents = wait_for(lambda: xterm.get_full_property(d.intern_atom("_NET_FRAME_EXTENTS"), Xatom.CARDINAL),
+                       "its frame", 30.0, interval=0.05)
     left, right, top, bottom = extents.value
     from PySide6.QtCore import QRect
 
@@ -102,7 +96,6 @@ def main() -> None:
     if not os.environ.get("DISPLAY"):
         raise SystemExit("no X display: run it under xvfb-run (see the docstring)")
     os.environ["QT_QPA_PLATFORM"] = "xcb"
-    sys.path.insert(0, str(ROOT))
 
     procs = start_desktop(args.edge, args.share)
     try:

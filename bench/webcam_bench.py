@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
 import math
 import os
@@ -43,35 +42,22 @@ import numpy as np
 
 from dasher_rnn.input.webcam import HeadPointerSource, import_cv2
 
-SIZE = (640, 480)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.helpers import FRAME_SIZE as SIZE  # noqa: E402  (the tests' fake camera, shared)
+from tests.helpers import portrait_path, turned_face  # noqa: E402
 
 
 def portrait(cv2) -> np.ndarray:
-    spec = importlib.util.find_spec("matplotlib")
-    if spec is None or not spec.submodule_search_locations:
+    path = portrait_path()
+    if path is None:
         sys.exit("webcam_bench needs matplotlib for its face picture (mpl-data/sample_data/grace_hopper.jpg)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "sample_data" / "grace_hopper.jpg"
     return cv2.resize(cv2.imread(str(path)), None, fx=0.8, fy=0.8, interpolation=cv2.INTER_AREA)
 
 
 def turned(cv2, face: np.ndarray, dx: float, dy: float, yaw: float, pitch: float) -> np.ndarray:
-    """The face shifted by (dx, dy) pixels and turned by yaw and pitch degrees about an axis behind it (as in
-    tests/test_input_webcam.py)."""
-    height, width = face.shape[:2]
-    pivot, distance = 0.6 * 0.36 * width, 12.0 * 0.36 * width
-    centre = np.array([width / 2, 0.45 * height])
-    corners = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float64)
-    a, b = math.radians(yaw), math.radians(pitch)
-    rot_y = np.array([[math.cos(a), 0, math.sin(a)], [0, 1, 0], [-math.sin(a), 0, math.cos(a)]])
-    rot_x = np.array([[1, 0, 0], [0, math.cos(b), -math.sin(b)], [0, math.sin(b), math.cos(b)]])
-    placed = []
-    for u, v in corners:
-        x, y, z = rot_x @ rot_y @ (np.array([u - centre[0], v - centre[1], 0.0]) - [0, 0, pivot]) + [0, 0, pivot]
-        scale = distance / (distance + z)
-        placed.append([SIZE[0] / 2 + dx + x * scale, SIZE[1] / 2 + dy + y * scale])
-    warp = cv2.getPerspectiveTransform(corners.astype(np.float32), np.array(placed, np.float32))
-    out = np.full((SIZE[1], SIZE[0], 3), 96, np.uint8)
-    out = cv2.warpPerspective(face, warp, SIZE, dst=out, borderMode=cv2.BORDER_TRANSPARENT)
+    """The face shifted by (dx, dy) pixels and turned by yaw and pitch degrees about an axis behind it (the tests'
+    frame, tests/helpers.py), with a camera's sensor noise."""
+    out = turned_face(cv2, face, dx, dy, yaw, pitch)
     noise = np.random.default_rng(int(abs(dx * 1000 + yaw * 10))).integers(-3, 4, out.shape, dtype=np.int16)
     return np.clip(out.astype(np.int16) + noise, 0, 255).astype(np.uint8)  # a camera's sensor noise
 

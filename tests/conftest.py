@@ -1,6 +1,7 @@
 import os
 import random
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -63,6 +64,21 @@ def _own_user_folders(tmp_path_factory, monkeypatch) -> Path:
     for name, value in own_folders(home).items():
         monkeypatch.setenv(name, value)
     return home
+
+
+@pytest.fixture
+def settings_path(tmp_path, monkeypatch) -> Path:
+    """The app's settings file for this test (``DASHER_RNN_CONFIG``), not yet written."""
+    path = tmp_path / "settings.json"
+    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def sender() -> Iterator[socket.socket]:
+    """A UDP socket that sends datagrams to an input under test (one a module: Hypothesis's tests share it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        yield sock
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,7 @@ from dasher_rnn.api.logs import RepeatFilter
 from dasher_rnn.api.registry import Registry
 from dasher_rnn.api.schemas import PROFILE_PATTERN
 from dasher_rnn.api.server import BackgroundServer, ServerConfig
+from tests.helpers import wait_until
 from tests.test_api_schema import schema_errors
 
 BASE = "http://127.0.0.1"
@@ -42,16 +43,6 @@ TEXT = "I want tea. " * 3  # 36 characters
 
 def full_disk(*args, **kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-
-def wait_until(condition, seconds: float = 30.0) -> bool:
-    """Polls ``condition`` (a bound on waiting, not a timing assertion)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 # -- 5: a save that fails at the idle timeout ------------------------------------------------------------------

@@ -19,19 +19,10 @@ from dasher_rnn.api.client import DasherClient
 from dasher_rnn.api.limits import Limits
 from dasher_rnn.api.registry import Registry
 from dasher_rnn.api.server import BackgroundServer, ServerConfig
+from tests.helpers import wait_until
 
 BASE = "http://127.0.0.1"
 WS = "ws://127.0.0.1"
-
-
-def wait_until(condition, seconds: float = 60.0) -> bool:
-    """Polls ``condition`` (a bound on waiting, not a timing assertion)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 # -- idle timeout --------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported: no display needed
 
-from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
@@ -29,13 +28,6 @@ from tests.test_zoom import RecordingSource
 
 ALPHABET = load_alphabet("english")
 DT = 1 / 30
-
-
-@pytest.fixture
-def settings_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "settings.json"
-    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
-    return path
 
 
 def open_window(qtbot, **prefs) -> MainWindow:

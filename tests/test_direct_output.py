@@ -16,7 +16,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import contextlib
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import ORIGIN_Y
 from dasher_rnn.zoom.simulate import REVERSE_X
 from tests.conftest import xvfb_display
+from tests.helpers import wait_for
 from tests.test_ui import DT, point_at, ppm_source, steer
 
 RECEIVER = Path(__file__).with_name("x_receiver.py")
@@ -257,13 +257,6 @@ def test_no_display_and_wayland_only_are_reported(monkeypatch):
 # -- the window ------------------------------------------------------------------------------------------
 
 @pytest.fixture
-def settings_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "settings.json"
-    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
-    return path
-
-
-@pytest.fixture
 def offscreen_focus(monkeypatch) -> list:
     """The offscreen platform activates every window it shows (it ignores WindowDoesNotAcceptFocus, which a real
     X server's window manager honours: see test_xvfb_the_app_never_takes_the_focus): which window Qt believes
@@ -437,15 +430,8 @@ def test_the_command_line_sets_the_output(monkeypatch):
 # -- a real second X program under Xvfb --------------------------------------------------------------------
 
 def _wait_for(predicate, what: str, seconds: float = 60.0):
-    """Wait for something another process does (not a timing check: the limit only stops a hung test)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        QApplication.processEvents()
-        time.sleep(0.02)
-    raise AssertionError(f"gave up waiting for {what}")
+    """Wait for something another process does, the GUI's events handled meanwhile (tests/helpers.py)."""
+    return wait_for(predicate, what, seconds, interval=0.02, between=QApplication.processEvents)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QRect, Qt
@@ -30,13 +29,6 @@ from dasher_rnn.ui.window import MainWindow
 from dasher_rnn.zoom.controller import WritingController
 from tests.test_direct_output import FakeTyper, _wait_for, open_direct_window, xvfb  # noqa: F401
 from tests.test_ui import steer
-
-
-@pytest.fixture
-def settings_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "settings.json"
-    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
-    return path
 
 
 def settle(qtbot) -> None:

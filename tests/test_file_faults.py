@@ -23,7 +23,7 @@ from dasher_rnn.cli import main
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import Preferences, SettingsStore
 from tests.test_progress import profile_source, record
-from tests.test_ui import DT, open_window, settings_path, steer  # noqa: F401 -- the fixture
+from tests.test_ui import DT, open_window, steer
 
 HUGE = "1" + "0" * 400  # an integer no float can hold
 

@@ -21,7 +21,7 @@ from dasher_rnn.input.dasher_socket import (
     scan_double,
 )
 from dasher_rnn.input.gaze import GazeSourceError
-from tests.test_input_gaze_udp import wait_for
+from tests.helpers import wait_for
 
 # What glibc 2.36's sscanf("%lf") gave for each (checked with a C program when this was written).
 SSCANF = {
@@ -141,13 +141,6 @@ def test_unusable_labels_and_ranges_are_refused():
 
 
 # -- end to end over loopback UDP ---------------------------------------------------------------
-
-@pytest.fixture
-def sender():
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    yield sock
-    sock.close()
-
 
 @pytest.fixture
 def source():

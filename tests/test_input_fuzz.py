@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from dasher_rnn.input.dasher_socket import DasherSocketSource, SocketParser
 from dasher_rnn.input.gaze_udp import MAX_DATAGRAM, BadDatagram, GazeUDPSource, parse_datagram
 from dasher_rnn.input.one_euro import OneEuroFilter
-from tests.test_input_gaze_udp import wait_for
+from tests.helpers import wait_for
 
 ODD_NUMBERS = ["NaN", "nan", "-Infinity", "inf", "1e999", "-1e999", "5e-324", "-0", "0x1p3", "1_0", "", ".", "-",
                "1" * 401, "-" + "9" * 401, "9" * 5000, "1e", "0.5.5", "１", "0.5\x00"]
@@ -107,12 +107,6 @@ def test_the_socket_parser_never_raises_and_stays_on_the_writing_area(data):
 def _roomy(source):
     source._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 21)  # a burst must not overflow the buffer
     return source
-
-
-@pytest.fixture(scope="module")
-def sender():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        yield sock
 
 
 @pytest.fixture(scope="module")

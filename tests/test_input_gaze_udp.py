@@ -1,5 +1,4 @@
 import json
-import socket
 import time
 
 import pytest
@@ -7,22 +6,7 @@ import pytest
 from dasher_rnn.input.gaze import GazeSourceError
 from dasher_rnn.input.gaze_udp import BadDatagram, GazeUDPSource, parse_datagram
 from dasher_rnn.input.one_euro import OneEuroFilter
-
-
-def wait_for(condition, timeout=10.0):
-    """Poll until condition() is true; generous timeout because the machine may be busy."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the gaze source")
-        time.sleep(0.005)
-
-
-@pytest.fixture
-def sender():
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    yield sock
-    sock.close()
+from tests.helpers import wait_for
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from dasher_rnn.input.gazepoint import (
     read_record,
 )
 from dasher_rnn.input.one_euro import OneEuroFilter
-from tests.test_input_gaze_udp import wait_for
+from tests.helpers import wait_for
 
 FAST = dict(backoff=(0.02, 0.2), connect_timeout=2.0)  # retry quickly: the tests restart servers
 
@@ -291,7 +291,7 @@ def test_a_flood_of_records_is_read_to_the_newest(streaming):
     source, connection = streaming
     flood = b"".join(rec((i % 997) / 997, 0.5, t=i / 150) for i in range(20000))
     connection.send(flood + rec(0.123, 0.456, t=20000 / 150))
-    wait_for(lambda: moved_to(source, 0.123, 0.456), timeout=60.0)
+    wait_for(lambda: moved_to(source, 0.123, 0.456), seconds=60.0)
     assert source.received == 20001 and source.rejected == 0
 
 

@@ -23,7 +23,7 @@ from dasher_rnn.input.optikey_udp import (
     parse_datagram,
     token_of,
 )
-from tests.test_input_gaze_udp import wait_for
+from tests.helpers import wait_for
 
 # OptiKeyApp.cs, GazeTrackerUdpRegex, as OptiKey writes it (.NET syntax: (?<name>...)).
 OPTIKEY_REGEX = r"^STREAM_DATA\s(?<instanceTime>\d+)\s(?<x>-?\d+(\.[0-9]+)?)\s(?<y>-?\d+(\.[0-9]+)?)"
@@ -182,7 +182,7 @@ def test_a_flood_is_read_to_the_newest(bridge):
         for i in range(3000):
             send(bridge, src, datagram(1 + i % 1900, 500, NOW_MS + i))
         send(bridge, src, datagram(1234, 567, NOW_MS + 5000))
-        wait_for(lambda: at(src, 1234 / 1920, 567 / 1080), timeout=30.0)
+        wait_for(lambda: at(src, 1234 / 1920, 567 / 1080), seconds=30.0)
         assert src.alive
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from dasher_rnn.input.gaze import GazeSourceError
 from dasher_rnn.input.pupil_core import PupilCoreSource, read_surface_event
-from tests.test_input_gaze_udp import wait_for
+from tests.helpers import wait_for
 
 zmq = pytest.importorskip("zmq")
 msgpack = pytest.importorskip("msgpack")
@@ -147,25 +147,25 @@ def test_a_flood_is_bounded_and_the_input_goes_on(capture, source):
         capture.surface((0.125, 0.5, 1.0, 40.0))
         return at_x(source, 0.125)
 
-    wait_for(goes_on, timeout=30.0)
+    wait_for(goes_on, seconds=30.0)
 
 
 def test_it_follows_capture_when_it_restarts_on_another_publisher_port(capture, source):
     until_subscribed(capture, source)
     remote_port, old_pub = capture.port, capture.pub_port
     capture.close()
-    wait_for(lambda: "Pupil" in source.description and source.state != "receiving", timeout=15.0)
+    wait_for(lambda: "Pupil" in source.description and source.state != "receiving", seconds=15.0)
     restarted = FakeCapture(remote_port)
     try:
         assert restarted.pub_port != old_pub
-        wait_for(lambda: source.sub_port == restarted.pub_port, timeout=15.0)
+        wait_for(lambda: source.sub_port == restarted.pub_port, seconds=15.0)
         received = source.received
 
         def arrived() -> bool:
             restarted.surface((0.2, 0.3, 1.0, 50.0))
             return source.received > received
 
-        wait_for(arrived, timeout=15.0)
+        wait_for(arrived, seconds=15.0)
     finally:
         restarted.close()
 
@@ -263,4 +263,4 @@ def test_a_message_over_the_limit_is_dropped_and_said_and_the_input_goes_on(capt
         capture.surface((0.375, 0.5, 1.0, 1e9))  # Pupil's clock far ahead: fresh
         return at_x(source, 0.375)
 
-    wait_for(goes_on, timeout=30.0)
+    wait_for(goes_on, seconds=30.0)

@@ -10,7 +10,7 @@ import pytest
 
 from dasher_rnn.input.gaze import GazeSourceError
 from dasher_rnn.input.switches import MAX_PENDING, JoystickSwitches, UDPSwitches
-from tests.test_input_gaze_udp import wait_for
+from tests.helpers import wait_for
 
 JS = struct.Struct("<IhBB")
 

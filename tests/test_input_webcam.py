@@ -8,11 +8,8 @@ message is tested everywhere.
 
 from __future__ import annotations
 
-import importlib.util
-import math
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,17 +17,10 @@ import pytest
 from dasher_rnn.input.gaze import GazeSourceError
 from dasher_rnn.input.head_pose import PITCH_RANGE, YAW_RANGE, Centre, FaceObservation, PointerMapping, head_angles
 from dasher_rnn.input.one_euro import OneEuroFilter
+from tests.helpers import FRAME_SIZE as SIZE
+from tests.helpers import portrait_path, turned_face
 
-SIZE = (640, 480)
 DT = 1 / 30
-
-
-def _portrait() -> Path | None:
-    spec = importlib.util.find_spec("matplotlib")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "sample_data" / "grace_hopper.jpg"
-    return path if path.is_file() else None
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +31,7 @@ def cv2():
 @pytest.fixture(scope="module")
 def face(cv2) -> np.ndarray:
     """The portrait at 0.8 of its size (the face about 180 px wide), BGR."""
-    path = _portrait()
+    path = portrait_path()
     if path is None:
         pytest.skip("no face picture: matplotlib (which ships grace_hopper.jpg) is not installed")
     image = cv2.imread(str(path))
@@ -49,25 +39,8 @@ def face(cv2) -> np.ndarray:
 
 
 def frame(cv2, face: np.ndarray, dx: float = 0.0, dy: float = 0.0, yaw: float = 0.0, pitch: float = 0.0) -> np.ndarray:
-    """A 640x480 frame with the face shifted by (dx, dy) pixels from the middle and turned by yaw (the user's right)
-    and pitch (down) degrees about an axis 0.6 face widths behind the face, as a camera 2 m away would see it."""
-    height, width = face.shape[:2]
-    face_width = 0.36 * width  # the face in the portrait
-    pivot, distance = 0.6 * face_width, 12.0 * face_width
-    centre = np.array([width / 2, 0.45 * height])  # the middle of the face in the portrait
-    corners = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float64)
-    a, b = math.radians(yaw), math.radians(pitch)
-    rot_y = np.array([[math.cos(a), 0, math.sin(a)], [0, 1, 0], [-math.sin(a), 0, math.cos(a)]])
-    rot_x = np.array([[1, 0, 0], [0, math.cos(b), -math.sin(b)], [0, math.sin(b), math.cos(b)]])
-    placed = []
-    for u, v in corners:
-        point = np.array([u - centre[0], v - centre[1], 0.0]) - [0, 0, pivot]
-        x, y, z = rot_x @ rot_y @ point + [0, 0, pivot]
-        scale = distance / (distance + z)
-        placed.append([SIZE[0] / 2 + dx + x * scale, SIZE[1] / 2 + dy + y * scale])
-    warp = cv2.getPerspectiveTransform(corners.astype(np.float32), np.array(placed, np.float32))
-    out = np.full((SIZE[1], SIZE[0], 3), 96, np.uint8)
-    return cv2.warpPerspective(face, warp, SIZE, dst=out, borderMode=cv2.BORDER_TRANSPARENT)
+    """The face moved and turned in a 640x480 frame (tests/helpers.py)."""
+    return turned_face(cv2, face, dx, dy, yaw, pitch)
 
 
 def blank() -> np.ndarray:

@@ -35,14 +35,6 @@ def documents(tmp_path, monkeypatch) -> Path:
     return folder
 
 
-@pytest.fixture
-def settings_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "settings.json"
-    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
-    monkeypatch.setenv("DASHER_RNN_PROFILES", str(tmp_path / "profiles"))
-    return path
-
-
 def test_save_writes_a_timestamped_file_in_the_documents_folder_without_a_dialog(qtbot, settings_path, documents,
                                                                                monkeypatch):
     from dasher_rnn.journal import Journal

@@ -27,7 +27,7 @@ from dasher_rnn.ui.preferences_dialog import (
     columns_that_fit,
     ports_text,
 )
-from tests.test_ui import DT, open_window, settings_path  # noqa: F401 -- the fixture
+from tests.test_ui import DT, open_window
 
 INPUT_PAGE = 1
 

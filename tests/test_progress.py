@@ -19,7 +19,7 @@ from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.ui.stats_view import StatsDialog, render_progress, summary
 from dasher_rnn.zoom.controller import WritingController
 from tests.conftest import make_sentences, writer_source
-from tests.test_ui import ALPHABET, DT, open_window, ppm_source, settings_path, steer  # noqa: F401 -- the fixture
+from tests.test_ui import ALPHABET, DT, open_window, ppm_source, steer
 
 
 def record(i: int, chars: int = 20, seconds: float = 30.0, bits: float = 50.0) -> MessageRecord:

@@ -16,7 +16,6 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported: no display needed
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -84,13 +83,6 @@ def hebrew_source():
     model = PPMModel(alphabet)
     model.train_text("\n".join(HEBREW_SENTENCES * 3) + "\n")
     return writer_source("ppm", trained_ppm=model)
-
-
-@pytest.fixture
-def settings_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "settings.json"
-    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
-    return path
 
 
 # -- the viewport -------------------------------------------------------------------------------------------

@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import logging
 import socket
-import time
 
 import pytest
 
 from dasher_rnn.cli import main
 from dasher_rnn.input.dasher_socket import DasherSocketSource
 from dasher_rnn.input.gaze_udp import GazeUDPSource
+from tests.helpers import wait_until
 
 TOKEN = "Sup3r-s3cret.input"
-
-
-def wait_for(condition, seconds: float = 10.0) -> bool:
-    """Polls ``condition`` (a bound on waiting, not a timing assertion)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 @pytest.mark.parametrize("datagram", [
@@ -35,7 +25,7 @@ def test_a_bad_gaze_datagram_is_shown_without_its_input_token(datagram, caplog):
     try:
         with caplog.at_level(logging.WARNING), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
             sender.sendto(datagram, ("127.0.0.1", source.port))
-            assert wait_for(lambda: source.rejected == 1)
+            assert wait_until(lambda: source.rejected == 1)
         shown = [source.last_problem or "", source.problems(), caplog.text]
         assert source.last_problem and all(TOKEN not in text for text in shown), shown
         assert TOKEN[:6] not in source.last_problem  # not even its start
@@ -48,7 +38,7 @@ def test_a_bad_socket_line_is_shown_without_the_input_token(caplog):
     try:
         with caplog.at_level(logging.WARNING), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
             sender.sendto(b"token %s\ntx\n" % TOKEN.encode(), ("127.0.0.1", source.port))
-            assert wait_for(lambda: source.rejected == 1)
+            assert wait_until(lambda: source.rejected == 1)
         assert TOKEN not in (source.last_problem or "") + source.problems() + caplog.text
     finally:
         source.close()

@@ -36,14 +36,6 @@ def _script(folder: Path, name: str, body: str) -> Path:
     return command
 
 
-@pytest.fixture
-def settings_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "settings.json"
-    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
-    monkeypatch.setenv("DASHER_RNN_PROFILES", str(tmp_path / "profiles"))
-    return path
-
-
 # -- which engine, and what adds a voice -------------------------------------------------------------------------
 
 def test_each_system_tries_its_own_speech_first():

@@ -29,7 +29,7 @@ from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import wait_for_answers
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
-from tests.test_ui import open_window, settings_path  # noqa: F401 -- the fixture
+from tests.test_ui import open_window
 
 SWITCH_INPUTS = [name for name, kind in INPUTS.items() if kind.family == "switch"]
 KEYS = (Qt.Key.Key_Space, Qt.Key.Key_Return)  # the first and the second switch

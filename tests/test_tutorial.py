@@ -36,7 +36,7 @@ from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
 from tests.conftest import writer_source
 from tests.test_switch_window import KeyedSwitches, write
-from tests.test_ui import DT, open_window, ppm_source, settings_path  # noqa: F401 -- the fixture
+from tests.test_ui import DT, open_window, ppm_source
 
 
 def practise(dialog: TutorialDialog, frames: int = 4000) -> None:

@@ -16,7 +16,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported: 
 import importlib.util
 import json
 import socket
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt, QTimer
@@ -39,13 +38,6 @@ from tests.conftest import make_sentences, writer_source
 
 DT = 1 / 30
 ALPHABET = load_alphabet("english")
-
-
-@pytest.fixture
-def settings_path(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "settings.json"
-    monkeypatch.setenv("DASHER_RNN_CONFIG", str(path))
-    return path
 
 
 def ppm_source():

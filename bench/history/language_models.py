@@ -1,6 +1,6 @@
 """RNNs beyond English at equal compute: one model per language against one multilingual model.
 
-    python bench/language_models.py --out runs/languages --steps 100 --languages de fr es
+    python bench/history/language_models.py --out runs/languages --steps 100 --languages de fr es
 
 Per language: ``dasher-rnn train`` on ``languages/aac/<lang>`` (and Dasher 5's text for it where there is one),
 started from the shipped English model with the language's alphabet (the symbols both have keep their weights),
@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = Path(os.path.relpath(ROOT.parent / "shared" / "corpora" / "languages"))  # relative: the runs' READMEs
 # give a command that resumes on another machine with the same layout
 DASHER5 = {"de": "german_DE", "fr": "french_FR", "es": "spanish_ES", "it": "italian_IT", "nl": "dutch_NL",

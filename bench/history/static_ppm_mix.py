@@ -1,9 +1,9 @@
 """A static PPM over the training mix as a third component beside the RNN: what it adds, at what cost. Prints JSON.
 
-    python bench/static_ppm_mix.py [--model-dir models/english-lstm] [--chars 20000000] [--order 5]
+    python bench/history/static_ppm_mix.py [--model-dir models/english-lstm] [--chars 20000000] [--order 5]
 
 PPM (Dasher's estimator, order ``--order``) is trained on a weighted sample of the training mix (as
-``bench/ppm_same_data.py``) and kept static; the RNN is static from its learned initial state. Each
+``bench/history/ppm_same_data.py``) and kept static; the RNN is static from its learned initial state. Each
 character's distribution is ``w * p_rnn + (1 - w) * p_ppm`` with ``w`` one weight, or one weight per
 order of PPM's deepest matching context; the weights are fitted on the dev files (aac_imagined_dev and
 comm_dev) and applied to every eval file. Reports bits/char with Dasher's 5% floor and exact, PPM's

@@ -1,6 +1,6 @@
 """What a lower-case prior at message starts costs, in bits per character, on phrase files.
 
-    python bench/case_prior.py ../shared/corpora/eval/*.txt [--model rnn|hybrid|ppm] [--floor 0.05]
+    python bench/history/case_prior.py ../shared/corpora/eval/*.txt [--model rnn|hybrid|ppm] [--floor 0.05]
 
 At a message start the models favour capitals, so the lower-case letters' boxes are slivers. The zoom's
 source (``zoom/sources.py::WriterSource``) can move a share of each capital's probability to its lower-case

@@ -1,7 +1,7 @@
 """Recurrent cells side by side: one row per trained model folder. Prints JSON lines, then a table.
 
-    python bench/cells_bench.py runs/cells/*/model
-    python bench/cells_bench.py --latency-at 512   # every cell untrained at the shipped size: latency only
+    python bench/history/cells_bench.py runs/cells/*/model
+    python bench/history/cells_bench.py --latency-at 512   # every cell untrained at the shipped size: latency only
 
 Each row: parameters, training characters and time (from the model's config), validation bits/char
 (the training split's held-out documents), bits/char on ``../shared/corpora/eval/*.txt`` static
@@ -27,7 +27,7 @@ from dasher_rnn.evaluate import evaluate_files
 from dasher_rnn.lm.model_io import load_model
 from dasher_rnn.predictor import PredictorService
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
 from predictor_bench import measure  # noqa: E402  (the predictor benchmark's own measurement)
 
 EVAL_FILES = sorted(Path("../shared/corpora/eval").glob("*.txt"))

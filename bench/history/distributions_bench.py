@@ -1,7 +1,7 @@
 """The predictor's work after the network's step: turning a batch of log-probabilities into Dasher's integers
 (``quantise``) and into the service's ``Distribution`` objects (``make_distributions``). Prints JSON (ms).
 
-    python bench/distributions_bench.py [--batch 64] [--symbols 96] [--repeats 2000]
+    python bench/history/distributions_bench.py [--batch 64] [--symbols 96] [--repeats 2000]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Soak: a simulated day of writing through the app's own Writer, with memory over time. Prints JSON lines, then
 a summary.
 
-    python bench/soak_bench.py [--phrases 3000] [--chunk 150] [--model hybrid] [--driver writer|zoom]
+    python bench/history/soak_bench.py [--phrases 3000] [--chunk 150] [--model hybrid] [--driver writer|zoom]
 
 Phrases from the user-history and eval files are written one after another through a Writer built as the app
 builds it (the shipped model, adapting, PPM learning, a profile saved at every chunk as the app saves on
@@ -28,7 +28,7 @@ from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
 from dasher_rnn.zoom.simulate import simulate
 from dasher_rnn.zoom.sources import WriterSource
 
-CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 SOURCES = ["adapt/sms_user_history.txt", "adapt/aac_user_history.txt", "eval/aac_imagined_dev.txt",
            "eval/mackenzie_phrases.txt"]
 

@@ -1,7 +1,7 @@
 """Does one big stateless request hold up everyone else? Prints JSON.
 
-    python bench/api_fairness.py [--model-dir models/english-lstm] [--contexts 25] [--chars 9999]
-    PYTHONPATH=/path/to/other/checkout python bench/api_fairness.py   # the same against other code
+    python bench/history/api_fairness.py [--model-dir models/english-lstm] [--contexts 25] [--chars 9999]
+    PYTHONPATH=/path/to/other/checkout python bench/history/api_fairness.py   # the same against other code
 
 Starts `dasher-rnn serve` (the code on PYTHONPATH) in its own process on a free loopback port, with the
 default backend (onnxruntime for the shipped model on a machine without a GPU), then:
@@ -28,11 +28,11 @@ import httpx
 
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
 from api_bench import free_port, launch  # noqa: E402  (the API benchmark's own server start)
 
-PHRASES = [root / "shared" / "corpora" / "eval" / "mackenzie_phrases.txt" for root in (Path(__file__).resolve().parents[1],
-                                                                                       Path(__file__).resolve().parents[2])]
+PHRASES = [root / "shared" / "corpora" / "eval" / "mackenzie_phrases.txt" for root in (Path(__file__).resolve().parents[2],
+                                                                                       Path(__file__).resolve().parents[3])]
 
 
 def start_server(model_dir: str, extra: list[str]) -> tuple[subprocess.Popen, str]:

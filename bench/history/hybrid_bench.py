@@ -1,7 +1,7 @@
 """The hybrid (adapted RNN + adaptive PPM) against each component alone, on the adaptation issue's user
 streams and all eval files, scored message by message (each predicted, then learned). Prints JSON.
 
-    python bench/hybrid_bench.py [--model-dir models/english-lstm] [--ppm-train FILE] [--floor 0]
+    python bench/history/hybrid_bench.py [--model-dir models/english-lstm] [--ppm-train FILE] [--floor 0]
 
 PPM (Dasher's, at the hybrid's order 8) starts empty, as in the app, unless --ppm-train is given.
 The two user streams are also measured after the user's history (learned online by every model,

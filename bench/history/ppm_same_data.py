@@ -1,6 +1,6 @@
 """PPM trained on the RNN's training mix (a weighted sample), scored on phrase files. Prints JSON.
 
-    python bench/ppm_same_data.py --chars 20000000 ../shared/corpora/eval/*.txt
+    python bench/history/ppm_same_data.py --chars 20000000 ../shared/corpora/eval/*.txt
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 asked for 64 fresh contexts at a time while another thread commits text, so that adaptation updates and weight
 swaps happen during the measurement. Prints JSON, one entry per backend.
 
-    python bench/adapting_latency.py [--model-dir DIR] [--backends torch auto] [--repeats 400] [--threads 2]
+    python bench/history/adapting_latency.py [--model-dir DIR] [--backends torch auto] [--repeats 400] [--threads 2]
 
 ``auto`` is what the app picks: CUDA when there is a GPU, else onnxruntime on the fused int8 step when the
 model folder has it (``dasher-rnn export-onnx --int8``), else torch. The committing thread writes 20 characters (one update) every
