@@ -46,7 +46,6 @@ from PySide6.QtWidgets import (
 from dasher_rnn.input.gaze import GazeSource
 from dasher_rnn.input.presets import PRESETS, Preset
 from dasher_rnn.input.registry import INPUTS
-from dasher_rnn.input.switch import SwitchConfig, SwitchState
 from dasher_rnn.input.switches import JoystickSwitches, UDPSwitches
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.gaze_input import gaze_to_view
@@ -67,6 +66,7 @@ from dasher_rnn.zoom.practice import (
 )
 from dasher_rnn.zoom.simulate import target_pointer
 from dasher_rnn.zoom.sources import PracticeSource
+from dasher_rnn.zoom.switching import SwitchConfig, SwitchState
 
 MAX_DT = 0.1
 FRAME_MS = 16

@@ -23,7 +23,7 @@ control box after the letters (``zoom/control.py``). The zoom makes an action's 
 controller stops on Stop and keeps a finished message (New message); the front end carries out the rest
 (speak, copy), reading ``Frame.action``.
 
-Switch access (``set_switch_mode``, ``input/switch.py``): with a switch mode set, ``press`` and ``release`` feed it
+Switch access (``set_switch_mode``, ``switch_modes.py``): with a switch mode set, ``press`` and ``release`` feed it
 the user's switches and ``frame`` steers from it instead of the pointer (which it ignores: no dwell, no pausing
 outside, no rest stop, no pointer auto speed). The mode's own state (stopped, running, reversing) and the
 controller's ``running`` follow each other: a press that starts or stops the mode starts or stops the controller
@@ -39,11 +39,11 @@ from dasher_rnn.input.auto_speed import AutoSpeedControl
 from dasher_rnn.input.dwell import DwellDetector
 from dasher_rnn.input.presets import PRESETS, Preset, preset
 from dasher_rnn.input.rest import REST_RADIUS, RestDetector
-from dasher_rnn.input.switch import SwitchMode
 from dasher_rnn.zoom.control import Action, ControlItem
 from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y, x_to_screen, y_to_screen
 from dasher_rnn.zoom.model import Frame, Mark, ZoomModel, ZoomSettings
 from dasher_rnn.zoom.sources import PredictionSource
+from dasher_rnn.zoom.switching import SwitchMode
 
 SPEED_RANGE = (0.1, 8.0)  # bits per second
 REVERSE_SPEED_RANGE = (0.1, 4.0)  # zooming out is capped at the speed times this

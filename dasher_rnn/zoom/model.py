@@ -36,7 +36,7 @@ The model answers for the new root a frame or more later: until then ``p`` is th
 mode (0.95), and when it answers the view is sized again for the real ``p``, unless the user has moved it by then.
 Switching control mode on or off (not an action) starts the view again filling it, as at a message start.
 
-Switch access (``input/switch.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
+Switch access (``switch_modes.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
 (``schedule_zoom``, Dasher's ``ScheduleZoom``) that brings a range of the view to fill it over a set time, followed
 by ``step`` instead of the pointer while it lasts; and a shift of the view (``offset``, Dasher's ``Offset``).
 A scheduled zoom sweeps the crosshair through the boxes between it and the range selected, growing them, so no action
