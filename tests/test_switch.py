@@ -11,10 +11,11 @@ import pytest
 
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.zoom.boxes import ZoomSettings
 from dasher_rnn.zoom.control import ACTION_PATH, Action
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
-from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.switch_modes import SWITCH_MODES, OneButtonDynamic, Scanning, StepScan, TwoButtonDynamic, switch_mode
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig, simulate_switch
 from dasher_rnn.zoom.switching import REVERSE_POINTER, SwitchConfig, SwitchState

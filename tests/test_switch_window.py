@@ -23,9 +23,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from dasher_rnn.input.registry import INPUTS
 from dasher_rnn.ui.window import MainWindow
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import wait_for_answers
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
 from dasher_rnn.zoom.switching import SwitchState

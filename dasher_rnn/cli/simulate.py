@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     from dasher_rnn.normalise import normalise
     from dasher_rnn.progress_bar import progress_bar
     from dasher_rnn.textio import read_text
+    from dasher_rnn.zoom.boxes import ZoomSettings
     from dasher_rnn.zoom.control import Action
-    from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+    from dasher_rnn.zoom.model import ZoomModel
     from dasher_rnn.zoom.simulate import parse_script, simulate
     from dasher_rnn.zoom.sources import WriterSource
 

@@ -52,9 +52,9 @@ from dasher_rnn.ui.gaze_input import gaze_to_view
 from dasher_rnn.ui.parts.switches import SwitchPart
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.view import DasherView
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action, action_label, deletion, last_sentence
 from dasher_rnn.zoom.controller import MessageStats, WritingController
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import (
     PHRASES,
     SpeedSuggestion,

@@ -36,9 +36,9 @@ from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.tutorial import TutorialDialog
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.widgets import make_action
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action, action_label
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import practice_phrases
 from dasher_rnn.zoom.sources import WriterSource
 

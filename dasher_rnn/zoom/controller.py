@@ -39,9 +39,10 @@ from dasher_rnn.input.auto_speed import AutoSpeedControl
 from dasher_rnn.input.dwell import DwellDetector
 from dasher_rnn.input.presets import PRESETS, Preset, preset
 from dasher_rnn.input.rest import REST_RADIUS, RestDetector
+from dasher_rnn.zoom.boxes import Frame, Mark, ZoomSettings
 from dasher_rnn.zoom.control import Action, ControlItem
 from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y, x_to_screen, y_to_screen
-from dasher_rnn.zoom.model import Frame, Mark, ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.sources import PredictionSource
 from dasher_rnn.zoom.switching import SwitchMode
 

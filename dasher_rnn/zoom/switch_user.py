@@ -44,10 +44,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_Y
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import SimulationResult, difference, target_range, wait_for_answers, write_phrases
 from dasher_rnn.zoom.switch_modes import DynamicMode, MenuMode, OneButtonDynamic, Scanning, StepScan
 from dasher_rnn.zoom.switching import SwitchState
