@@ -43,13 +43,7 @@ from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUT_NAMES
 from dasher_rnn.input.switches import DEFAULT_JOYSTICK, DEFAULT_SWITCH_PORT, SWITCH_SOURCES
-from dasher_rnn.zoom.controller import (
-    REST_STOP_RANGE,
-    REVERSE_SPEED_RANGE,
-    SPEED_RANGE,
-    TURBO_RANGE,
-    ControllerConfig,
-)
+from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
 from dasher_rnn.zoom.switching import SwitchConfig
 
 log = logging.getLogger(__name__)

@@ -11,14 +11,9 @@ import pytest
 
 from dasher_rnn.input.switches import KeyRepeat
 from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.zoom.confirmations import CONFIRM_CENTRE, CONFIRM_RADIUS, CONFIRM_S
 from dasher_rnn.zoom.control import CONFIRMED, Action
-from dasher_rnn.zoom.controller import (
-    CONFIRM_CENTRE,
-    CONFIRM_RADIUS,
-    CONFIRM_S,
-    ControllerConfig,
-    WritingController,
-)
+from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.gaze_noise import GRADES, PERFECT, Screen, SimulatedEye, TrackerGrade, grade
 from dasher_rnn.zoom.gaze_user import REST_SPOTS, GazeUserConfig, rest, simulate_gaze
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, Viewport

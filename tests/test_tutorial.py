@@ -27,7 +27,7 @@ from dasher_rnn.journal import Journal
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.tutorial import INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE, TutorialDialog, steering_help
 from dasher_rnn.zoom.control import Action
-from dasher_rnn.zoom.controller import MessageStats
+from dasher_rnn.zoom.figures import MessageStats
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y
 from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.practice import on_course, suggest_speed, target_path

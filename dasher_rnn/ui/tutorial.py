@@ -54,7 +54,8 @@ from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action, action_label, deletion, last_sentence
-from dasher_rnn.zoom.controller import MessageStats, WritingController
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.figures import MessageStats
 from dasher_rnn.zoom.practice import (
     PHRASES,
     SpeedSuggestion,
