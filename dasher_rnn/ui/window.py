@@ -14,7 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar, QWidget
 
-from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+from dasher_rnn.adapt.profile_files import ProfileError
+from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.adapt.writer import MODELS
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import Preferences, SettingsStore
