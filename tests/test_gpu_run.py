@@ -100,7 +100,8 @@ def test_amp_with_a_grad_scaler_and_a_wall_time_limit_stop_with_a_checkpoint_tha
 def test_the_chain_pack_train_join_resume_and_load(gpu_run, tiny_corpus_dir, tmp_path):
     from dasher_rnn.cli import main
     from dasher_rnn.lm.model_io import load_tensors
-    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META, load_start_model
+    from dasher_rnn.lm.start_models import load_start_model
+    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
 
     pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
     out, work = tmp_path / "out", tmp_path / "work"

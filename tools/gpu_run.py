@@ -405,7 +405,7 @@ def join_run(src: Path, dest: Path, force: bool = False) -> Path:
 
 
 def cmd_join(args: argparse.Namespace) -> int:
-    from dasher_rnn.lm.train import load_start_model
+    from dasher_rnn.lm.start_models import load_start_model
 
     dest = join_run(Path(args.src), Path(args.dest), force=args.force)
     model, alphabet, origin = load_start_model(dest)
@@ -618,16 +618,8 @@ def train(args: argparse.Namespace, argv: list[str]) -> Path:
     t_start = _STARTED if _STARTED is not None else time.monotonic()
     import torch
 
-    from dasher_rnn.lm.train import (
-        CHECKPOINT_META,
-        TrainConfig,
-        Trainer,
-        load_start_model,
-        new_model,
-        pick_device,
-        remap_alphabet,
-        widen_model,
-    )
+    from dasher_rnn.lm.start_models import load_start_model, new_model, remap_alphabet, widen_model
+    from dasher_rnn.lm.train import CHECKPOINT_META, TrainConfig, Trainer, pick_device
 
     budget_s = args.minutes * 60.0
     if args.threads:
@@ -750,7 +742,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     import torch
 
     from dasher_rnn.alphabet import load_alphabet
-    from dasher_rnn.lm.train import new_model, pick_device
+    from dasher_rnn.lm.start_models import new_model
+    from dasher_rnn.lm.train import pick_device
 
     device = pick_device(args.device)
     if args.threads:
@@ -782,7 +775,8 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     import torch
 
     from dasher_rnn.alphabet import load_alphabet
-    from dasher_rnn.lm.train import TrainConfig, Trainer, load_start_model
+    from dasher_rnn.lm.start_models import load_start_model
+    from dasher_rnn.lm.train import TrainConfig, Trainer
 
     global _STARTED
     _STARTED = None  # the training's --minutes count from its own start, not the pack's
