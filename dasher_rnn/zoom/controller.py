@@ -11,7 +11,7 @@ presets always); a pointer resting at one spot right of the crosshair for ``rest
 backing out, which writes nothing, nor in the squashed bands at the top and bottom, where a user holds the pointer to
 reach a box still off the screen). A gaze (presets with ``rest_holds``) is different: it is still while its user waits
 for a box to grow, and pursues the box as the zoom brings it, so a gaze rests when it stays at one spot while the
-picture streams past it (``_gaze_rule``, docs/ARCHITECTURE.md "A still eye never writes"). Then the zoom holds: what
+picture streams past it (``gaze_rules.py``, docs/ARCHITECTURE.md "A still eye never writes"). Then the zoom holds: what
 it wrote since the gaze landed there is taken back (with what it taught the model) and it waits until the gaze moves
 on; stopping is by intent (the dwell at the crosshair, which takes back what the zoom did while the gaze dwelt, the
 control box's Stop). In the presets with ``confirm_actions`` the control box's actions ask first (``pending``,

@@ -64,7 +64,7 @@ class GazeRules:
             self.stop("rest")
 
     def _gaze_rule(self, pointer: tuple[float, float], dt: float) -> Frame | None:
-        """A gaze's intent (presets with ``rest_holds``; the module docstring): the frame of a hold, or None.
+        """A gaze's intent (presets with ``rest_holds``; ``controller.py``'s docstring): the frame of a hold, or None.
 
         A move beyond the preset's rest radius starts a stay at a new spot. The mark, the writing a hold goes back
         to, is taken where a stay that was no rest in the making ends (a gaze that pursued its box), and where a fast
