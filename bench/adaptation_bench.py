@@ -25,7 +25,8 @@ import torch
 
 from dasher_rnn.adapt.adaptive_lm import AdaptiveRNNLanguageModel
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig, default_eta
-from dasher_rnn.evaluate import read_messages, score_language_model
+from dasher_rnn.evaluate import score_language_model
+from dasher_rnn.lm.messages import read_messages
 from dasher_rnn.lm.model_io import load_model, load_msg
 from dasher_rnn.lm.rnn_lm import RNNLanguageModel
 from dasher_rnn.paths import ASSETS_DIR, DEFAULT_MODEL_DIR

@@ -58,7 +58,8 @@ while True:
 
 
 def run_once(args: argparse.Namespace, profiles: Path, rng: random.Random) -> dict:
-    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+    from dasher_rnn.adapt.profile_files import ProfileError
+    from dasher_rnn.adapt.profiles import ProfileStore
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     interval = 0.0 if args.no_autosave else args.interval

@@ -20,7 +20,8 @@ import torch
 
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.corpus import build_corpus, load_mix
-from dasher_rnn.lm.train import TrainConfig, Trainer, evaluate_corpus, new_model, save_exact_checkpoint
+from dasher_rnn.lm.start_models import new_model
+from dasher_rnn.lm.train import TrainConfig, Trainer, evaluate_corpus, save_exact_checkpoint
 from dasher_rnn.paths import ASSETS_DIR
 
 

@@ -378,13 +378,13 @@ def switch_writing(prefix: str, modes: list[str], text: str, at: int, speed_bps:
     from pathlib import Path
 
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
-    from dasher_rnn.input.switch import MenuMode
     from dasher_rnn.settings import SettingsStore
     from dasher_rnn.ui.app import _application
     from dasher_rnn.ui.window import MainWindow
     from dasher_rnn.zoom.controller import WritingController
     from dasher_rnn.zoom.simulate import wait_for_answers
     from dasher_rnn.zoom.sources import WriterSource
+    from dasher_rnn.zoom.switch_modes import MenuMode
     from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
 
     app = _application()

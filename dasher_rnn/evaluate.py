@@ -22,14 +22,14 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from dasher_rnn.adapt.writer import Context, Writer
-from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.lm.messages import encoded_messages, symbol_bits
 from dasher_rnn.lm.protocol import DASHER_TOTAL, LanguageModel, quantise
 from dasher_rnn.normalise import normalise
 from dasher_rnn.progress_bar import progress_bar
@@ -94,14 +94,6 @@ def _bits(dist, symbol: int, floor: float) -> float:
     return -math.log2(dist.probs[symbol] / dist.probs.sum())
 
 
-def symbol_bits(probs: np.ndarray, symbols: Sequence[int] | np.ndarray, floor: float) -> list[float]:
-    """Bits of each symbol under the distributions ``probs`` (T, V): Dasher's integers with a floor, exact without."""
-    rows = np.arange(len(symbols))
-    if floor > 0:
-        return np.log2(DASHER_TOTAL / quantise(probs, floor)[rows, symbols]).tolist()
-    return (-np.log2(probs[rows, symbols])).tolist()
-
-
 def _restricted_bits(probs: np.ndarray, symbols: list[int], groups: np.ndarray, floor: float) -> list[float]:
     """Bits of each symbol under the distributions ``probs`` (T, V) gathered onto the scored symbols by ``groups``
     (``symbol_groups``) and renormalised over them; with a floor, Dasher's integers over the scored symbols alone.
@@ -114,28 +106,6 @@ def _restricted_bits(probs: np.ndarray, symbols: list[int], groups: np.ndarray, 
     else:
         sub = sub / sub.sum(axis=1, keepdims=True)
     return [float(-np.log2(sub[t, column[s]])) if inside[s] else 0.0 for t, s in enumerate(symbols)]
-
-
-def fold_context(line: str, alphabet) -> str:
-    """``line`` in sentence case, as ``fold_case`` enters it: lower case with a capital at the start and after
-    ". ", "! ", "? " or a newline, the casing the BciPy adapter's fold mode gives the model
-    (``dasher_rnn_client.bcipy.sentence_case``). A character keeps its place: one whose other case is not a single
-    character, or not in ``alphabet``, stays as written."""
-    out, start, prev = [], True, ""
-    for ch in line:
-        low = ch.lower() if len(ch.lower()) == 1 else ch
-        if start and low.isalpha():
-            cased = low.upper() if len(low.upper()) == 1 else low
-            start = False
-        else:
-            cased = low
-            if low.isspace():
-                start = start or prev in (".", "!", "?") or low == "\n"
-            elif start and low not in "\"'(":
-                start = False
-        out.append(cased if cased in alphabet else ch)
-        prev = low
-    return "".join(out)
 
 
 def _message_contexts(writer: Writer, symbols: list[int]) -> list[Context]:
@@ -260,18 +230,6 @@ def score_language_model(model: LanguageModel, lines: list[str], name: str = "",
     return score
 
 
-def encoded_messages(lines: list[str], alphabet, fold_case: bool = False) -> Iterator[tuple[str, list[bool], list[int]]]:
-    """Each non-empty normalised line (in sentence case with ``fold_case``), which of its characters the alphabet
-    has, and their symbols."""
-    for raw in lines:
-        line = normalise(raw, alphabet)
-        if fold_case:
-            line = fold_context(line, alphabet)
-        if line:
-            known = [ch in alphabet for ch in line]
-            yield line, known, [alphabet.index(ch) for ch, ok in zip(line, known, strict=True) if ok]
-
-
 def _add(score: Score, line: str, known: list[bool], per_char: list[float], groups: np.ndarray | None = None,
          alphabet=None) -> None:
     scored = known if groups is None else [ok and bool(groups[alphabet.index(ch)].any())
@@ -286,12 +244,6 @@ def _add(score: Score, line: str, known: list[bool], per_char: list[float], grou
     for k in START_LENGTHS:
         if len(per_char) >= k:
             score.start_bits[k].append(float(cumulative[k - 1]))
-
-
-def read_messages(path: str | Path, replace_errors: bool = False, alphabet: Alphabet | None = None) -> list[str]:
-    """Lines of a phrase file, normalised (onto ``alphabet`` when given: what it has is kept); scoring normalises
-    each line again onto the model's alphabet."""
-    return normalise(read_text(path, replace_errors=replace_errors), alphabet).split("\n")
 
 
 def evaluate_files(make_writer: Callable[[], Writer], paths: list[str | Path], adaptive: bool = False,

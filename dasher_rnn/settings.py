@@ -42,15 +42,9 @@ from dasher_rnn.files import UnreadableFile, parse_json, read_bounded, set_aside
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUT_NAMES
-from dasher_rnn.input.switch import SwitchConfig
 from dasher_rnn.input.switches import DEFAULT_JOYSTICK, DEFAULT_SWITCH_PORT, SWITCH_SOURCES
-from dasher_rnn.zoom.controller import (
-    REST_STOP_RANGE,
-    REVERSE_SPEED_RANGE,
-    SPEED_RANGE,
-    TURBO_RANGE,
-    ControllerConfig,
-)
+from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
+from dasher_rnn.zoom.switching import SwitchConfig
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +123,7 @@ def _host(value: str) -> str:
 
 
 def _switch_timing(name: str) -> AfterValidator:
-    """A switch mode's timing, in the range ``SwitchConfig`` (input/switch.py) gives it."""
+    """A switch mode's timing, in the range ``SwitchConfig`` (zoom/switching.py) gives it."""
     def check(value: float) -> float:
         SwitchConfig(**{name: value})
         return value
@@ -282,7 +276,7 @@ class Preferences(_Repaired):
     webcam_gain: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded((0.2, 5.0))] = 1.0
     webcam_dead_zone: Annotated[float, BeforeValidator(_infinite_if_huge), _bounded((0.0, 10.0))] = 1.5
     webcam_mirrored: bool = False
-    # switch access (the switch inputs: input/switch.py): where presses come from besides the keyboard (Space, Enter)
+    # switch access (the switch inputs: zoom/switch_modes.py): where presses come from besides the keyboard (Space, Enter)
     # and the mouse buttons (input/switches.py), and the modes' timing, in seconds
     switch_source: Literal[SWITCH_SOURCES] = "keys"
     switch_device: Annotated[str, Field(min_length=1, max_length=200)] = DEFAULT_JOYSTICK  # the game controller

@@ -95,7 +95,8 @@ TINY_ARGS = dict(embed=8, hidden=32, layers=1, cell="lstm", seed=0)
 def tiny_trainer(corpus_dir: Path, out: Path, steps: int, **overrides):
     from dasher_rnn.alphabet import load_alphabet
     from dasher_rnn.lm.corpus import SourceSpec, build_corpus
-    from dasher_rnn.lm.train import TrainConfig, Trainer, new_model
+    from dasher_rnn.lm.start_models import new_model
+    from dasher_rnn.lm.train import TrainConfig, Trainer
 
     alphabet = load_alphabet("english")
     corpus = build_corpus([SourceSpec("tiny", [str(corpus_dir)], documents="file")], alphabet, out / "corpus",

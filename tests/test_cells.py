@@ -88,7 +88,7 @@ def test_each_cell_serves_exactly_exports_and_adapts(tmp_path, cell):
     from dasher_rnn.lm.model_io import load_model, save_model
     from dasher_rnn.lm.onnx_export import export_onnx
     from dasher_rnn.lm.rnn_lm import RNNLanguageModel
-    from dasher_rnn.lm.train import new_model
+    from dasher_rnn.lm.start_models import new_model
     from dasher_rnn.predictor import PredictorService
 
     alphabet = load_alphabet("english")

@@ -131,7 +131,8 @@ def test_profile_import_checks_the_rnn_part_against_the_model_it_was_adapted_fro
     from safetensors.numpy import save
 
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
-    from dasher_rnn.adapt.profiles import PROFILE_FILE, ProfileStore
+    from dasher_rnn.adapt.profile_files import PROFILE_FILE
+    from dasher_rnn.adapt.profiles import ProfileStore
 
     store = ProfileStore(tmp_path / "profiles")
     w = build_writer(WriterConfig(model="rnn", model_dir=tiny_model_dir, profile="ann", profiles_dir=store.folder,

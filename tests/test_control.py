@@ -12,6 +12,7 @@ from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.zoom.boxes import Frame, ZoomSettings
 from dasher_rnn.zoom.control import (
     ACTION_BITS,
     ACTION_PATH,
@@ -24,7 +25,7 @@ from dasher_rnn.zoom.control import (
 )
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
-from dasher_rnn.zoom.model import Frame, ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.simulate import parse_script, script_result, simulate, target_pointer, wait_for_answers
 from dasher_rnn.zoom.sources import uniform_counts
 from tests.conftest import make_sentences, writer_source

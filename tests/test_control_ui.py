@@ -18,10 +18,12 @@ from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.paint import paint_frame
 from dasher_rnn.ui.window import MainWindow
+from dasher_rnn.zoom.boxes import ZoomSettings
+from dasher_rnn.zoom.confirmations import CONFIRM_CENTRE
 from dasher_rnn.zoom.control import Action
-from dasher_rnn.zoom.controller import CONFIRM_CENTRE, WritingController
+from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import Viewport, y_to_screen
-from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
 from tests.conftest import make_sentences, writer_source
 from tests.test_zoom import RecordingSource

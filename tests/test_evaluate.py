@@ -193,7 +193,7 @@ def test_fold_case_sums_both_cases_of_a_letter():
 
 
 def test_fold_context_is_sentence_case_in_place():
-    from dasher_rnn.evaluate import fold_context
+    from dasher_rnn.lm.messages import fold_context
 
     english = Alphabet("en", (SymbolGroup("all", "#fff", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .?'\n"),))
     assert fold_context("i SAID. 'so? ok\nyes", english) == "I said. 'So? Ok\nYes"

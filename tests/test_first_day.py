@@ -99,7 +99,7 @@ def test_preferences_speak_plainly(qtbot):
 
     from dasher_rnn.adapt.writer import WriterStatus
     from dasher_rnn.ui.parts.status import StatusPart
-    from dasher_rnn.zoom.controller import Stats
+    from dasher_rnn.zoom.figures import Stats
 
     status = StatusPart(QStatusBar())  # the status bar said "adapting: ppm and mixing weights"
     status.show_figures(Stats(speed_bps=2.5, bits_per_second=1.0, chars_per_minute=10.0, characters=3, running=True),

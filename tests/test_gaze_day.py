@@ -14,11 +14,11 @@ from PySide6.QtGui import QGuiApplication
 
 from dasher_rnn.journal import Journal
 from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.zoom.boxes import Frame
+from dasher_rnn.zoom.confirmations import CONFIRM_CENTRE
 from dasher_rnn.zoom.control import Action
-from dasher_rnn.zoom.controller import CONFIRM_CENTRE
 from dasher_rnn.zoom.gaze_user import GazeUser, GazeUserConfig
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, screen_to_y
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
 from tests.conftest import make_sentences, writer_source
 from tests.test_ui import ALPHABET, DT, open_window

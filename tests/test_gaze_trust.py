@@ -9,21 +9,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from dasher_rnn.input.switch import OneButtonDynamic, Scanning, SwitchConfig, TwoButtonDynamic
 from dasher_rnn.input.switches import KeyRepeat
 from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.zoom.confirmations import CONFIRM_CENTRE, CONFIRM_RADIUS, CONFIRM_S
 from dasher_rnn.zoom.control import CONFIRMED, Action
-from dasher_rnn.zoom.controller import (
-    CONFIRM_CENTRE,
-    CONFIRM_RADIUS,
-    CONFIRM_S,
-    ControllerConfig,
-    WritingController,
-)
+from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.gaze_noise import GRADES, PERFECT, Screen, SimulatedEye, TrackerGrade, grade
 from dasher_rnn.zoom.gaze_user import REST_SPOTS, GazeUserConfig, rest, simulate_gaze
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, Viewport
 from dasher_rnn.zoom.simulate import target_pointer
+from dasher_rnn.zoom.switch_modes import OneButtonDynamic, Scanning, TwoButtonDynamic
+from dasher_rnn.zoom.switching import SwitchConfig
 from tests.conftest import make_sentences, writer_source
 from tests.test_ui import ALPHABET
 
@@ -262,7 +258,7 @@ def test_the_simulated_switch_user_pauses_and_the_mode_stops_doing_nothing_meanw
     c = WritingController(writer_source("ppm", trained_ppm=_ppm()),
                           ControllerConfig(preset="switch", speed_bps=1.0, auto_speed=False))
     for name in ("one-button", "two-button"):
-        from dasher_rnn.input.switch import switch_mode
+        from dasher_rnn.zoom.switch_modes import switch_mode
 
         c.set_switch_mode(switch_mode(name))
         result = simulate_switch(c, ["the cat", "sat on"], fps=30.0, max_seconds=200.0,

@@ -26,39 +26,50 @@ def gpu_run():
     return module
 
 
-def pack_tiny(gpu_run, corpus_dir: Path, job: Path, budget: int, **kw) -> dict:
+@pytest.fixture(scope="module")
+def gpu_shard(gpu_run):
+    """tools/gpu_shard.py, as gpu_run.py imports it."""
+    return sys.modules["gpu_shard"]
+
+
+@pytest.fixture(scope="module")
+def gpu_trainer(gpu_run):
+    """tools/gpu_trainer.py, as gpu_run.py imports it."""
+    return sys.modules["gpu_trainer"]
+
+
+def pack_tiny(gpu_shard, corpus_dir: Path, job: Path, budget: int, **kw) -> dict:
     from dasher_rnn.alphabet import load_alphabet
     from dasher_rnn.lm.corpus import sources_from_paths
 
-    return gpu_run.pack(sources_from_paths([str(corpus_dir)]), load_alphabet("english"), job / "cache", job, "tiny",
+    return gpu_shard.pack(sources_from_paths([str(corpus_dir)]), load_alphabet("english"), job / "cache", job, "tiny",
                         budget, val_fraction=0.2, val_chars=1500, say=lambda *_: None, **kw)
 
 
-def test_allocation_shares_by_weight_and_caps_a_source_at_its_length(gpu_run):
-    assert gpu_run.allocate(100, [1, 1], [1000, 1000]) == [50, 50]
-    assert gpu_run.allocate(100, [3, 1], [10, 1000]) == [10, 90]  # what the short source cannot take goes on
-    assert gpu_run.allocate(10**6, [1, 1, 0], [10, 20, 30]) == [10, 20, 0]
+def test_allocation_shares_by_weight_and_caps_a_source_at_its_length(gpu_shard):
+    assert gpu_shard.allocate(100, [1, 1], [1000, 1000]) == [50, 50]
+    assert gpu_shard.allocate(100, [3, 1], [10, 1000]) == [10, 90]  # what the short source cannot take goes on
+    assert gpu_shard.allocate(10**6, [1, 1, 0], [10, 20, 30]) == [10, 20, 0]
     data = np.frombuffer(b"aa\nbbb\ncc\ndddd\neee\nff\n" * 50, dtype=np.uint8)
-    pieces, count = gpu_run.take_pieces(data, 60, 20, gpu_run.line_starts(data, ord("\n")))
+    pieces, count = gpu_shard.take_pieces(data, 60, 20, gpu_shard.line_starts(data, ord("\n")))
     assert count == 3 and 0 < len(pieces) <= 60 and pieces[-1] == ord("\n")
     assert all(line in (b"aa", b"bbb", b"cc", b"dddd", b"eee", b"ff") for line in pieces.tobytes().split(b"\n")[:-1])
 
 
-def test_pack_keeps_validation_whole_subsamples_training_within_the_budget_and_decodes(gpu_run, tiny_corpus_dir,
-                                                                                     tmp_path):
+def test_pack_keeps_validation_whole_subsamples_training_within_the_budget_and_decodes(gpu_shard, tiny_corpus_dir, tmp_path):
     from dasher_rnn.alphabet import load_alphabet
     from dasher_rnn.lm.corpus import build_corpus, sources_from_paths
 
     full = build_corpus(sources_from_paths([str(tiny_corpus_dir)]), load_alphabet("english"), tmp_path / "job" / "cache",
                         val_fraction=0.2).sources[0]
     budget = 5_200  # the manifest (1.6 kB), the validation text, and about a third of the training text
-    manifest = pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "job", budget, piece_chars=2000)
+    manifest = pack_tiny(gpu_shard, tiny_corpus_dir, tmp_path / "job", budget, piece_chars=2000)
     size = sum((tmp_path / "job" / f"tiny.{ext}").stat().st_size for ext in ("bin", "json"))
     assert size <= budget
     entry = manifest["sources"][0]
     assert entry["train"]["of_chars"] == len(full.train) > entry["train"]["chars"] > 0  # a part of it, in pieces
     assert entry["train"]["pieces"] > 1
-    corpus, _ = gpu_run.load_shard(tmp_path / "job" / "tiny")
+    corpus, _ = gpu_shard.load_shard(tmp_path / "job" / "tiny")
     src = corpus.sources[0]
     assert np.array_equal(src.val, np.asarray(full.val[:1500]))  # the CPU runs' validation text, exactly
     assert corpus.alphabet.symbols == load_alphabet("english").symbols
@@ -67,10 +78,10 @@ def test_pack_keeps_validation_whole_subsamples_training_within_the_budget_and_d
     assert lines[-1] == b"" and len(lines) > 20  # whole lines ...
     assert all(newline + line + newline in data for line in lines[1:-1])  # ... of the source's own text
 
-    big = pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "all", 10**7)  # room for everything: all of it
+    big = pack_tiny(gpu_shard, tiny_corpus_dir, tmp_path / "all", 10**7)  # room for everything: all of it
     assert big["sources"][0]["train"]["chars"] == len(full.train)
     with pytest.raises(SystemExit):
-        pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "none", 1000)  # not even the validation text fits
+        pack_tiny(gpu_shard, tiny_corpus_dir, tmp_path / "none", 1000)  # not even the validation text fits
 
 
 def test_amp_with_a_grad_scaler_and_a_wall_time_limit_stop_with_a_checkpoint_that_resumes(tiny_corpus_dir, tmp_path):
@@ -97,12 +108,13 @@ def test_amp_with_a_grad_scaler_and_a_wall_time_limit_stop_with_a_checkpoint_tha
     assert trainer.amp_dtype is None and trainer.scaler is None
 
 
-def test_the_chain_pack_train_join_resume_and_load(gpu_run, tiny_corpus_dir, tmp_path):
+def test_the_chain_pack_train_join_resume_and_load(gpu_run, gpu_shard, gpu_trainer, tiny_corpus_dir, tmp_path):
     from dasher_rnn.cli import main
     from dasher_rnn.lm.model_io import load_tensors
-    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META, load_start_model
+    from dasher_rnn.lm.start_models import load_start_model
+    from dasher_rnn.lm.train import CHECKPOINT, CHECKPOINT_META
 
-    pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
+    pack_tiny(gpu_shard, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
     out, work = tmp_path / "out", tmp_path / "work"
     # as the device call runs it: a script from the tree, its own process, $OUT for the output folder; a fixed
     # number of steps and time to spare, so that a slow or busy machine runs the same chain (with --minutes 0.3 and
@@ -125,13 +137,13 @@ def test_the_chain_pack_train_join_resume_and_load(gpu_run, tiny_corpus_dir, tmp
     assert meta["command"].startswith("python tools/gpu_run.py train --shard")
 
     home = tmp_path / "home"
-    gpu_run.join_run(exported, home)
+    gpu_trainer.join_run(exported, home)
     tensors = load_tensors(home / CHECKPOINT)
     assert all(v.dtype == torch.float16 for v in tensors.values())
     model, alphabet, origin = load_start_model(home)  # loads as a model
     assert origin["architecture"] == "lstm 2x32" and model.config.vocab_size == len(alphabet)
     with pytest.raises(SystemExit):
-        gpu_run.join_run(exported, home)  # no silent overwrite
+        gpu_trainer.join_run(exported, home)  # no silent overwrite
 
     # `dasher-rnn train` continues it on the CPU, from the text itself, and finishes a model
     step = meta["step"]
@@ -174,23 +186,23 @@ def test_dropout_trains_only_inside_the_loop(tiny_corpus_dir, tmp_path):
     assert meta["train_config"]["dropout"] == 0.5
 
 
-def test_weights_and_best_by_pick_what_is_trained_and_what_is_exported(gpu_run, tiny_corpus_dir, tmp_path,
-                                                                       monkeypatch):
+def test_weights_and_best_by_pick_what_is_trained_and_what_is_exported(gpu_shard, gpu_trainer, tiny_corpus_dir,
+                                                                       tmp_path, monkeypatch):
     from dasher_rnn.lm.train import Trainer
 
-    pack_tiny(gpu_run, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
-    corpus, _ = gpu_run.load_shard(tmp_path / "gpu_job" / "tiny")
-    gpu_run.reweigh(corpus, [f"{corpus.sources[0].name}=0.25"])
+    pack_tiny(gpu_shard, tiny_corpus_dir, tmp_path / "gpu_job", 30_000)
+    corpus, _ = gpu_shard.load_shard(tmp_path / "gpu_job" / "tiny")
+    gpu_shard.reweigh(corpus, [f"{corpus.sources[0].name}=0.25"])
     assert corpus.sources[0].weight == 0.25
     with pytest.raises(SystemExit, match="SOURCE=W"):
-        gpu_run.reweigh(corpus, ["nosuch=1"])
+        gpu_shard.reweigh(corpus, ["nosuch=1"])
 
     trainer = tiny_trainer(tiny_corpus_dir, tmp_path / "run", steps=1)
-    gpu_class = gpu_run.make_gpu_trainer(Trainer)
+    gpu_class = gpu_trainer.make_gpu_trainer(Trainer)
     trainer.__class__ = gpu_class
     trainer.export_dir, trainer.best_by = tmp_path / "export", ("overall",)
     exported = []
-    monkeypatch.setattr(gpu_run, "export_run", lambda src, dest, part: exported.append(trainer.step))
+    monkeypatch.setattr(gpu_trainer, "export_run", lambda src, dest, part: exported.append(trainer.step))
     for step, score in [(0, 3.0), (1, 2.5), (2, 2.7), (3, 2.4), (4, float("nan"))]:
         trainer.step = step
         trainer.history.append({"step": step, "val_bpc": {"overall": score}})
@@ -210,7 +222,7 @@ def test_weights_and_best_by_pick_what_is_trained_and_what_is_exported(gpu_run, 
     resumed.save_checkpoint()
     assert exported == [] and resumed.best == (1, 2.5)  # not better than step 1 of before the resume
     with pytest.raises(SystemExit, match="a number from 0"):
-        gpu_run.reweigh(corpus, [f"{corpus.sources[0].name}=-1"])
+        gpu_shard.reweigh(corpus, [f"{corpus.sources[0].name}=-1"])
 
 
 def test_a_backward_outside_training_needs_dropout_off(tiny_corpus_dir, tmp_path):

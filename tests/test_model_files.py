@@ -241,7 +241,7 @@ def test_multiplicative_lstm_option_trains_and_exports(tmp_path):
     from dasher_rnn.alphabet import load_alphabet
     from dasher_rnn.lm.model_io import save_model
     from dasher_rnn.lm.onnx_export import export_onnx
-    from dasher_rnn.lm.train import new_model
+    from dasher_rnn.lm.start_models import new_model
 
     alphabet = load_alphabet("english")
     model = new_model(alphabet, embed=8, hidden=16, layers=2, cell="mlstm", seed=0)
@@ -284,7 +284,7 @@ def test_the_fused_int8_step_takes_adapted_weights_without_exporting_again(tmp_p
     from dasher_rnn.lm.fused_step import FUSED_GRAPH
     from dasher_rnn.lm.model_io import read_config, save_model
     from dasher_rnn.lm.onnx_export import export_int8
-    from dasher_rnn.lm.train import new_model
+    from dasher_rnn.lm.start_models import new_model
     from dasher_rnn.predictor.backends import OnnxBackend, TorchBackend, swaps_weights
 
     alphabet = load_alphabet("english")

@@ -13,8 +13,9 @@ import pytest
 from dasher_rnn.adapt.phrases import MAX_LENGTH, PHRASES_FILE, STARTERS, PhraseError, PhraseList
 from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.normalise import normalise
+from dasher_rnn.zoom.boxes import ZoomSettings
 from dasher_rnn.zoom.control import NO_PHRASES, PHRASES_BOX, PHRASES_INDEX, Action
-from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.simulate import target_pointer, wait_for_answers
 from tests.test_control import ALPHABET, DT, drive, zoom_steps
 from tests.test_zoom import RecordingSource

@@ -17,7 +17,6 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from dasher_rnn.input.registry import INPUTS
-from dasher_rnn.input.switch import SwitchConfig
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.preferences_dialog import (
     LONG_PRESS_RANGE,
@@ -27,6 +26,7 @@ from dasher_rnn.ui.preferences_dialog import (
     columns_that_fit,
     ports_text,
 )
+from dasher_rnn.zoom.switching import SwitchConfig
 from tests.test_ui import DT, open_window
 
 INPUT_PAGE = 1

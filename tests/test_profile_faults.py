@@ -17,7 +17,8 @@ import torch
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
-from dasher_rnn.adapt.profiles import MAX_PART_BYTES, PROFILE_FILE, ProfileError, ProfileInUse, ProfileStore, check_name
+from dasher_rnn.adapt.profile_files import MAX_PART_BYTES, PROFILE_FILE, ProfileError
+from dasher_rnn.adapt.profiles import ProfileInUse, ProfileStore, check_name
 from dasher_rnn.adapt.progress import PROGRESS_FILE
 from dasher_rnn.adapt.writer import AUTOSAVE_S, Writer
 from dasher_rnn.alphabet import load_alphabet

@@ -30,9 +30,10 @@ from dasher_rnn.ui.paint import paint_frame
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.window import MainWindow
+from dasher_rnn.zoom.boxes import Frame, ZoomSettings
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, Viewport
-from dasher_rnn.zoom.model import Frame, ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer
 from tests.conftest import make_sentences, writer_source
 from tests.test_direct_output import FakeTyper

@@ -11,7 +11,8 @@ import torch
 from dasher_rnn.adapt import profiles as profiles_module
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
 from dasher_rnn.adapt.dynamic_eval import AdaptConfig
-from dasher_rnn.adapt.profiles import PROFILE_FILE, ProfileError, ProfileStore
+from dasher_rnn.adapt.profile_files import PROFILE_FILE, ProfileError
+from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.adapt.session import WritingSession
 from dasher_rnn.predictor import PredictorService
 

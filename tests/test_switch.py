@@ -1,5 +1,6 @@
-"""Switch access (``input/switch.py``), its place in the zoom and the controller, and the simulated switch user
-(``zoom/switch_user.py``): each mode against the Dasher filter it follows, hostile input, and writing."""
+"""Switch access (``zoom/switching.py``, ``zoom/switch_modes.py``), its place in the zoom and the controller, and the
+simulated switch user (``zoom/switch_user.py``): each mode against the Dasher filter it follows, hostile input, and
+writing."""
 
 from __future__ import annotations
 
@@ -9,23 +10,15 @@ import math
 import pytest
 
 from dasher_rnn.alphabet import load_alphabet
-from dasher_rnn.input.switch import (
-    REVERSE_POINTER,
-    SWITCH_MODES,
-    OneButtonDynamic,
-    Scanning,
-    StepScan,
-    SwitchConfig,
-    SwitchState,
-    TwoButtonDynamic,
-    switch_mode,
-)
 from dasher_rnn.lm.ppm import PPMModel
+from dasher_rnn.zoom.boxes import ZoomSettings
 from dasher_rnn.zoom.control import ACTION_PATH, Action
 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
-from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
+from dasher_rnn.zoom.switch_modes import SWITCH_MODES, OneButtonDynamic, Scanning, StepScan, TwoButtonDynamic, switch_mode
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig, simulate_switch
+from dasher_rnn.zoom.switching import REVERSE_POINTER, SwitchConfig, SwitchState
 from tests.conftest import make_sentences, writer_source
 from tests.test_zoom import RecordingSource
 

@@ -22,13 +22,13 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from dasher_rnn.input.registry import INPUTS
-from dasher_rnn.input.switch import SwitchState
 from dasher_rnn.ui.window import MainWindow
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import wait_for_answers
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
+from dasher_rnn.zoom.switching import SwitchState
 from tests.test_ui import open_window
 
 SWITCH_INPUTS = [name for name, kind in INPUTS.items() if kind.family == "switch"]

@@ -136,7 +136,7 @@ def test_batch_rows_are_the_same_rows_as_in_the_whole_batch(tiny_corpus_dir, tmp
 @pytest.mark.parametrize("layers", [1, 2])
 def test_widening_keeps_the_log_probs_exactly(layers):
     from dasher_rnn.lm.rnn import CharRNN, RNNConfig
-    from dasher_rnn.lm.train import widen_model
+    from dasher_rnn.lm.start_models import widen_model
 
     torch.manual_seed(0)
     model = CharRNN(RNNConfig(vocab_size=20, embed_size=6, hidden_size=16, layers=layers))
@@ -210,7 +210,7 @@ def test_torchrun_with_two_cpu_processes_matches_one_process_with_their_global_b
 def test_a_model_started_in_another_alphabet_keeps_what_the_shared_symbols_predict():
     from dasher_rnn.alphabet import Alphabet, SymbolGroup
     from dasher_rnn.lm.rnn import CharRNN, RNNConfig
-    from dasher_rnn.lm.train import remap_alphabet
+    from dasher_rnn.lm.start_models import remap_alphabet
 
     old = Alphabet("old", (SymbolGroup("letters", "#fff", "aeAE \n"),))
     new = Alphabet("new", (SymbolGroup("letters", "#fff", "aeéÉAEß \n"),))

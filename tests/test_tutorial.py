@@ -23,17 +23,17 @@ from PySide6.QtWidgets import QApplication, QPushButton
 
 from dasher_rnn.input.gaze import GazeSource
 from dasher_rnn.input.registry import INPUTS
-from dasher_rnn.input.switch import SwitchConfig
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.tutorial import INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE, TutorialDialog, steering_help
 from dasher_rnn.zoom.control import Action
-from dasher_rnn.zoom.controller import MessageStats
+from dasher_rnn.zoom.figures import MessageStats
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y
 from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.practice import on_course, suggest_speed, target_path
 from dasher_rnn.zoom.simulate import REVERSE_X, target_pointer, wait_for_answers
 from dasher_rnn.zoom.switch_user import SwitchUser, SwitchUserConfig
+from dasher_rnn.zoom.switching import SwitchConfig
 from tests.conftest import writer_source
 from tests.test_switch_window import KeyedSwitches, write
 from tests.test_ui import DT, open_window, ppm_source

@@ -26,7 +26,8 @@ from dasher_rnn.ui.parts.writing import WritingPart
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.view import DasherView
-from dasher_rnn.zoom.controller import Stats, WritingController
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.figures import Stats
 from dasher_rnn.zoom.simulate import target_pointer
 from tests.conftest import writer_source
 from tests.test_direct_output import FakeTyper

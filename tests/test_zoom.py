@@ -8,6 +8,7 @@ import pytest
 from dasher_rnn.alphabet import load_alphabet
 from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.zoom.boxes import ZoomSettings
 from dasher_rnn.zoom.geometry import (
     MAX_Y,
     ORIGIN_X,
@@ -20,7 +21,7 @@ from dasher_rnn.zoom.geometry import (
     x_to_screen,
     y_to_screen,
 )
-from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.simulate import simulate, target_pointer
 from dasher_rnn.zoom.sources import WriterSource, case_pairs, lower_case_prior, uniform_counts
 from tests.conftest import writer_source

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
-from dasher_rnn.evaluate import read_messages
+from dasher_rnn.lm.messages import read_messages
 from dasher_rnn.lm.protocol import DASHER_TOTAL, quantise
 from dasher_rnn.normalise import normalise
 from dasher_rnn.zoom.sources import case_pairs, lower_case_prior

@@ -65,7 +65,7 @@ def latency_at(hidden: int, repeats: int) -> None:
     from dasher_rnn.lm.model_io import save_model
     from dasher_rnn.lm.onnx_export import export_onnx
     from dasher_rnn.lm.rnn import CELLS
-    from dasher_rnn.lm.train import new_model
+    from dasher_rnn.lm.start_models import new_model
 
     alphabet = load_alphabet("english")
     for cell in CELLS:

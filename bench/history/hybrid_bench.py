@@ -18,7 +18,8 @@ from pathlib import Path
 import torch
 
 from dasher_rnn.adapt.compose import HYBRID_PPM_ORDER, WriterConfig, build_ppm, build_writer
-from dasher_rnn.evaluate import read_messages, score_messages
+from dasher_rnn.evaluate import score_messages
+from dasher_rnn.lm.messages import read_messages
 from dasher_rnn.lm.model_io import read_checked_config
 from dasher_rnn.paths import DEFAULT_MODEL_DIR
 

@@ -23,8 +23,9 @@ import time
 from pathlib import Path
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
-from dasher_rnn.evaluate import read_messages
-from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+from dasher_rnn.lm.messages import read_messages
+from dasher_rnn.zoom.boxes import ZoomSettings
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.simulate import simulate
 from dasher_rnn.zoom.sources import WriterSource
 

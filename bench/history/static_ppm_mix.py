@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 from ppm_same_data import weighted_sample
 
-from dasher_rnn.evaluate import read_messages, symbol_bits
 from dasher_rnn.lm.corpus import build_corpus, load_mix
+from dasher_rnn.lm.messages import read_messages, symbol_bits
 from dasher_rnn.lm.ppm import PPMModel
 from dasher_rnn.lm.protocol import DASHER_FLOOR
 from dasher_rnn.lm.rnn_lm import RNNLanguageModel

@@ -140,7 +140,7 @@ def build_writer(config: WriterConfig, trained_ppm=None) -> Writer:
 
 
 def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = None) -> Writer:
-    from dasher_rnn.adapt.profiles import ProfileError
+    from dasher_rnn.adapt.profile_files import ProfileError
 
     saved = None
     if store is not None:  # repaired part by part (what was lost is in saved.notices), or read as it is: ``eval``

@@ -21,7 +21,8 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from dasher_rnn.adapt.evaluation import AdaptConfig, StreamEvaluator, choose_engine
-from dasher_rnn.adapt.profiles import LoadedProfile, ProfileError, decode_weights
+from dasher_rnn.adapt.profile_files import ProfileError
+from dasher_rnn.adapt.profiles import LoadedProfile, decode_weights
 from dasher_rnn.lm.model_io import ModelFolder
 
 log = logging.getLogger(__name__)

@@ -369,7 +369,8 @@ class Writer:
 
     def _write(self, parts: dict, info: dict, snapshot: Future | None, changes: int) -> Path:
         """Wait for the session's snapshot, encode the weights and write the version (with ``_save_lock`` held)."""
-        from dasher_rnn.adapt.profiles import ProfileError, encode_weights, read_info
+        from dasher_rnn.adapt.profile_files import ProfileError, read_info
+        from dasher_rnn.adapt.profiles import encode_weights
 
         if snapshot is not None:
             try:

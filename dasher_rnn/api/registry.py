@@ -26,7 +26,8 @@ from dasher_rnn.adapt.compose import (
     language_profile,
 )
 from dasher_rnn.adapt.evaluation import AdaptConfig
-from dasher_rnn.adapt.profiles import ProfileError, ProfileInUse, check_name
+from dasher_rnn.adapt.profile_files import ProfileError
+from dasher_rnn.adapt.profiles import ProfileInUse, check_name
 from dasher_rnn.adapt.writer import AUTOSAVE_S, Writer
 from dasher_rnn.alphabet import AlphabetError
 from dasher_rnn.api.lifetime import Lifetime

@@ -26,7 +26,7 @@ from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from typing import Any
 
-from dasher_rnn.adapt.profiles import ProfileError
+from dasher_rnn.adapt.profile_files import ProfileError
 from dasher_rnn.adapt.writer import Context, Writer, WriterError
 from dasher_rnn.api import memory
 from dasher_rnn.api.handles import HandleTable, existing_node

@@ -31,7 +31,7 @@ def _model_shapes(source: str, model_dir: str | None) -> tuple[dict | None, str 
     is the one it was adapted from, or its settings are not ones the model adapts with."""
     from pathlib import Path
 
-    from dasher_rnn.adapt.profiles import ProfileError, read_info
+    from dasher_rnn.adapt.profile_files import ProfileError, read_info
     from dasher_rnn.adapt.session import expected_shapes
     from dasher_rnn.lm.model_io import ModelFileError, open_model
     from dasher_rnn.paths import MODELS_DIR

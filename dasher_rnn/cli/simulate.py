@@ -6,7 +6,7 @@ import argparse
 
 from dasher_rnn.cli.options import CONTROLLER, add_model_choice, config_default
 
-# the switch modes' names, listed here so that the parser needs no import (dasher_rnn.input.switch.SWITCH_MODES;
+# the switch modes' names, listed here so that the parser needs no import (dasher_rnn.zoom.switch_modes.SWITCH_MODES;
 # a test checks that they agree)
 SWITCH_MODE_NAMES = ("one-button", "two-button", "scanning", "step-scan")
 
@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     from dasher_rnn.normalise import normalise
     from dasher_rnn.progress_bar import progress_bar
     from dasher_rnn.textio import read_text
+    from dasher_rnn.zoom.boxes import ZoomSettings
     from dasher_rnn.zoom.control import Action
-    from dasher_rnn.zoom.model import ZoomModel, ZoomSettings
+    from dasher_rnn.zoom.model import ZoomModel
     from dasher_rnn.zoom.simulate import parse_script, simulate
     from dasher_rnn.zoom.sources import WriterSource
 
@@ -82,9 +83,10 @@ def run(args: argparse.Namespace) -> int:
         # `simulate --file ... --json` is not silent for minutes; stdout holds the summary alone
         with progress_bar(not args.no_progress, total=len(phrases), unit="phrase") as bar:
             if switch:
-                from dasher_rnn.input.switch import SwitchConfig, switch_mode
                 from dasher_rnn.zoom.controller import ControllerConfig, WritingController
+                from dasher_rnn.zoom.switch_modes import switch_mode
                 from dasher_rnn.zoom.switch_user import SwitchUserConfig, simulate_switch
+                from dasher_rnn.zoom.switching import SwitchConfig
 
                 controller = WritingController(source, ControllerConfig(speed_bps=args.speed, auto_speed=False,
                                                                         control_mode=control))

@@ -24,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+    from dasher_rnn.adapt.profile_files import ProfileError
+    from dasher_rnn.adapt.profiles import ProfileStore
     from dasher_rnn.adapt.progress import ProgressLog
     from dasher_rnn.settings import SettingsStore
 

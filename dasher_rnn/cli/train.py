@@ -116,16 +116,8 @@ def _train(args: argparse.Namespace, device: torch.device) -> int:
 
     from dasher_rnn.alphabet import load_alphabet
     from dasher_rnn.lm.corpus import build_corpus, load_mix, sources_from_paths
-    from dasher_rnn.lm.train import (
-        CHECKPOINT_META,
-        TrainConfig,
-        Trainer,
-        finish_model,
-        load_start_model,
-        new_model,
-        remap_alphabet,
-        widen_model,
-    )
+    from dasher_rnn.lm.start_models import load_start_model, new_model, remap_alphabet, widen_model
+    from dasher_rnn.lm.train import CHECKPOINT_META, TrainConfig, Trainer, finish_model
 
     main = not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
     say = print if main else (lambda *_a, **_k: None)

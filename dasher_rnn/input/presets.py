@@ -47,7 +47,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("head-mouse", "Head mouse", speed_bps=1.0, auto_speed=True, start_on_click=False, dwell_start=True,
            dwell_seconds=1.5, dwell_radius=0.05, pause_when_outside=True, smoothing_min_cutoff=1.5,
            smoothing_beta=0.5, reverse_speed=0.8, control_mode=True, confirm_actions=True),
-    # Switches (input/switch.py): the switch mode steers, so no clicks, dwell or pausing; a fixed, gentle speed for
+    # Switches (zoom/switch_modes.py): the switch mode steers, so no clicks, dwell or pausing; a fixed, gentle speed for
     # the dynamic modes (a press must land before the target has grown past its point); the control box stops,
     # deletes and speaks without a pointer.
     Preset("switch", "Switches", speed_bps=1.0, auto_speed=False, start_on_click=False, dwell_start=False,

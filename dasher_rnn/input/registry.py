@@ -67,7 +67,7 @@ INPUTS: dict[str, InputKind] = {kind.name: kind for kind in (
                     "extra)"),
     InputKind("head-pointer", "Head pointer (webcam)", "head", "head-mouse", "dasher_rnn.input.webcam:open_source",
               about="a webcam follows your head: turn or tilt it to steer, rest to start and stop (the webcam extra)"),
-    # switch access: the mode of the same name in input/switch.py steers; the presses come from the keyboard (Space,
+    # switch access: the mode of the same name in zoom/switch_modes.py steers; the presses come from the keyboard (Space,
     # Enter), the mouse buttons, and the switch source of the preferences (input/switches.py)
     InputKind("one-button", "One switch", "switch", "switch",
               about="one switch: a press turns the zoom up or down, a double or long press backs out"),

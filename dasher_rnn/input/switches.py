@@ -1,6 +1,6 @@
 """Where a switch user's presses come from, besides the window's own keys and mouse buttons: a game controller's
 buttons and a socket message. Each gives ``SwitchEvent``s (which switch, pressed or released, when) that the app
-drains once a frame and hands to the switch mode (input/switch.py).
+drains once a frame and hands to the switch mode (zoom/switch_modes.py).
 
 - ``JoystickSwitches``: a game controller (or a switch interface that shows up as one, as most USB switch
   adapters do) through Linux's joystick interface, ``/dev/input/js0``: 8-byte events (time in ms, value, type,

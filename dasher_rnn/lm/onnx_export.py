@@ -100,7 +100,7 @@ INT8_MAX_BITS_LOST = 0.005  # bits/char the int8 export may cost on the phrase f
 
 
 def _message_symbols(paths: list[str | Path], alphabet) -> list[list[int]]:
-    from dasher_rnn.evaluate import encoded_messages, read_messages
+    from dasher_rnn.lm.messages import encoded_messages, read_messages
 
     return [ids for path in paths for _, _, ids in encoded_messages(read_messages(path, alphabet=alphabet), alphabet) if ids]
 
@@ -151,7 +151,7 @@ def _export_int8(model_dir: Path, fp32: Path, check_files: list[str | Path] | No
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from dasher_rnn.evaluate import symbol_bits
+    from dasher_rnn.lm.messages import symbol_bits
     from dasher_rnn.lm.model_io import INT8_ONNX_FILE, WEIGHTS_FILE
     from dasher_rnn.lm.protocol import DASHER_FLOOR
 

@@ -13,7 +13,8 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from dasher_rnn.adapt.compose import WriterConfig, build_writer
-from dasher_rnn.adapt.profiles import ProfileError, check_name
+from dasher_rnn.adapt.profile_files import ProfileError
+from dasher_rnn.adapt.profiles import check_name
 from dasher_rnn.adapt.writer import AUTOSAVE_S
 from dasher_rnn.desktop import ICONS_DIR
 from dasher_rnn.journal import Journal

@@ -11,8 +11,8 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter
 
 from dasher_rnn.alphabet import Alphabet
 from dasher_rnn.ui.paint import paint_frame
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, Viewport
-from dasher_rnn.zoom.model import Frame
 
 _app: QGuiApplication | None = None  # kept alive for the process: fonts need an application
 

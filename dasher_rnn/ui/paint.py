@@ -16,9 +16,9 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText, QTransform
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.input.switch import SwitchView
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.geometry import Viewport, x_to_screen, y_to_screen
-from dasher_rnn.zoom.model import Frame
+from dasher_rnn.zoom.switching import SwitchView
 
 MIN_LABEL_PX = 12  # the smallest label drawn (font pixels): a box smaller than this on screen gets none until it grows
 LABEL_MARGIN_PX = 3.0

@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from dasher_rnn.adapt.compose import profile_person
-from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+from dasher_rnn.adapt.profile_files import ProfileError
+from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.adapt.writer import Writer
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUTS

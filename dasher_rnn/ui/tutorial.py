@@ -46,16 +46,16 @@ from PySide6.QtWidgets import (
 from dasher_rnn.input.gaze import GazeSource
 from dasher_rnn.input.presets import PRESETS, Preset
 from dasher_rnn.input.registry import INPUTS
-from dasher_rnn.input.switch import SwitchConfig, SwitchState
 from dasher_rnn.input.switches import JoystickSwitches, UDPSwitches
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.gaze_input import gaze_to_view
 from dasher_rnn.ui.parts.switches import SwitchPart
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.view import DasherView
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action, action_label, deletion, last_sentence
-from dasher_rnn.zoom.controller import MessageStats, WritingController
-from dasher_rnn.zoom.model import Frame
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.figures import MessageStats
 from dasher_rnn.zoom.practice import (
     PHRASES,
     SpeedSuggestion,
@@ -67,6 +67,7 @@ from dasher_rnn.zoom.practice import (
 )
 from dasher_rnn.zoom.simulate import target_pointer
 from dasher_rnn.zoom.sources import PracticeSource
+from dasher_rnn.zoom.switching import SwitchConfig, SwitchState
 
 MAX_DT = 0.1
 FRAME_MS = 16

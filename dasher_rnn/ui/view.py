@@ -11,10 +11,10 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
 
 from dasher_rnn.alphabet import Alphabet
-from dasher_rnn.input.switch import SwitchView
 from dasher_rnn.ui.paint import MIN_LABEL_PX, ConfirmTarget, paint_confirm, paint_frame, paint_switch
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.geometry import Viewport
-from dasher_rnn.zoom.model import Frame
+from dasher_rnn.zoom.switching import SwitchView
 
 
 class DasherView(QWidget):

@@ -14,7 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QToolBar, QWidget
 
-from dasher_rnn.adapt.profiles import ProfileError, ProfileStore
+from dasher_rnn.adapt.profile_files import ProfileError
+from dasher_rnn.adapt.profiles import ProfileStore
 from dasher_rnn.adapt.writer import MODELS
 from dasher_rnn.journal import Journal
 from dasher_rnn.settings import Preferences, SettingsStore
@@ -36,9 +37,9 @@ from dasher_rnn.ui.text_panel import OutputPanel
 from dasher_rnn.ui.tutorial import TutorialDialog
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.widgets import make_action
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action, action_label
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.practice import practice_phrases
 from dasher_rnn.zoom.sources import WriterSource
 

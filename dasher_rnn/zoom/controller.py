@@ -11,7 +11,7 @@ presets always); a pointer resting at one spot right of the crosshair for ``rest
 backing out, which writes nothing, nor in the squashed bands at the top and bottom, where a user holds the pointer to
 reach a box still off the screen). A gaze (presets with ``rest_holds``) is different: it is still while its user waits
 for a box to grow, and pursues the box as the zoom brings it, so a gaze rests when it stays at one spot while the
-picture streams past it (``_gaze_rule``, docs/ARCHITECTURE.md "A still eye never writes"). Then the zoom holds: what
+picture streams past it (``gaze_rules.py``, docs/ARCHITECTURE.md "A still eye never writes"). Then the zoom holds: what
 it wrote since the gaze landed there is taken back (with what it taught the model) and it waits until the gaze moves
 on; stopping is by intent (the dwell at the crosshair, which takes back what the zoom did while the gaze dwelt, the
 control box's Stop). In the presets with ``confirm_actions`` the control box's actions ask first (``pending``,
@@ -23,7 +23,7 @@ control box after the letters (``zoom/control.py``). The zoom makes an action's 
 controller stops on Stop and keeps a finished message (New message); the front end carries out the rest
 (speak, copy), reading ``Frame.action``.
 
-Switch access (``set_switch_mode``, ``input/switch.py``): with a switch mode set, ``press`` and ``release`` feed it
+Switch access (``set_switch_mode``, ``switch_modes.py``): with a switch mode set, ``press`` and ``release`` feed it
 the user's switches and ``frame`` steers from it instead of the pointer (which it ignores: no dwell, no pausing
 outside, no rest stop, no pointer auto speed). The mode's own state (stopped, running, reversing) and the
 controller's ``running`` follow each other: a press that starts or stops the mode starts or stops the controller
@@ -38,40 +38,23 @@ from dataclasses import dataclass
 from dasher_rnn.input.auto_speed import AutoSpeedControl
 from dasher_rnn.input.dwell import DwellDetector
 from dasher_rnn.input.presets import PRESETS, Preset, preset
-from dasher_rnn.input.rest import REST_RADIUS, RestDetector
-from dasher_rnn.input.switch import SwitchMode
+from dasher_rnn.input.rest import RestDetector
+from dasher_rnn.zoom.boxes import Frame, Mark, ZoomSettings
+from dasher_rnn.zoom.confirmations import CONFIRM_CENTRE, CONFIRM_RADIUS, Confirmations
 from dasher_rnn.zoom.control import Action, ControlItem
-from dasher_rnn.zoom.geometry import EDGE, MAX_Y, ORIGIN_X, ORIGIN_Y, x_to_screen, y_to_screen
-from dasher_rnn.zoom.model import Frame, Mark, ZoomModel, ZoomSettings
+from dasher_rnn.zoom.figures import MessageStats, Stats, Tally
+from dasher_rnn.zoom.gaze_rules import GazeRules
+from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, x_to_screen, y_to_screen
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.sources import PredictionSource
+from dasher_rnn.zoom.switch_control import SwitchControl
+from dasher_rnn.zoom.switching import SwitchMode
 
 SPEED_RANGE = (0.1, 8.0)  # bits per second
 REVERSE_SPEED_RANGE = (0.1, 4.0)  # zooming out is capped at the speed times this
 TURBO_RANGE = (1.0, 8.0)  # turbo multiplies the speed by this
 REST_STOP_RANGE = (0.0, 60.0)  # seconds a resting pointer may stay before writing stops (0: never)
-# A gaze (``rest_holds``) that stays at one spot (the preset's rest radius) for ``REST_MIN_S`` while the picture streams
-# past it for ``SLID_HOLD`` (or the view zooms in ``ZOOM_HOLD`` bits there, at the right edge where little streams) is
-# resting, not steering: the zoom holds and takes back what it wrote during the stay. A saccade away (to read, to the
-# crosshair to stop) is seen within the smoothing's lag, and a stay of writing rarely lasts that long (simulated
-# gaze users at every tracker grade: 95% of stays under 3.2 s and 2.7 bits, bench/gaze_day.py)
-SLID_HOLD = 12 * REST_RADIUS
-ZOOM_HOLD = 3.0
-SLID_ZOOM = 0.25  # bits: a picture that slid under the gaze without zooming in this far moved across, not into,
-# the boxes (a gaze at the edge waiting for its box to come into view)
-REST_MIN_S = 1.5
-PURSUIT_MIN = 0.15  # a gaze that went this share of the picture's way with it pursues (``RestDetector.pursuit``):
-# no rest (a resting gaze at every grade stays under 0.1; pursuits of writing reach 0.4-1)
-TRANSIT_SPEED = 1500.0  # screen units a second (the view is 4096 high: about 9 degrees a second): a gaze moving faster
-# is on its way somewhere (a saccade, smoothed): the zoom waits for it to land rather than steer towards where it passes
-HOLD_RADIUS = 2.0  # rest radii: a held gaze lets go when a saccade sets off or it moves this far from where it held
-BACK_S = 2.5  # a still gaze left of the crosshair backs out this long at most; then the zoom holds and puts back what
-# it backed out of (a person reading what they wrote, not deleting it)
 AWAY_STOP_S = 2.0  # a pointer away this long (off the view, or a gaze the tracker lost) stops writing; shorter pauses
-CONFIRM_S = 10.0  # an action that asked for a confirmation and did not get one in this long is dropped
-# where the confirmation target is (Dasher x from the right edge, y) and how big: right of the crosshair and above it,
-# away from the boxes of the letters most often aimed at and from the control box at the bottom
-CONFIRM_CENTRE = (900.0, 1100.0)
-CONFIRM_RADIUS = 560.0  # about 3.5 degrees across on a 24-inch screen at 60 cm
 
 
 def _clamp(value: float, bounds: tuple[float, float]) -> float:
@@ -95,38 +78,10 @@ class ControllerConfig:
     control_mode: bool = PRESETS["mouse"].control_mode  # a control box after the letters
 
 
-@dataclass
-class Stats:
-    speed_bps: float  # the speed now (auto speed and turbo included)
-    bits_per_second: float  # how fast the user is actually zooming in
-    chars_per_minute: float
-    characters: int
-    running: bool
+class WritingController(GazeRules, Confirmations, SwitchControl):
+    """Writing, frame by frame: the rules of a resting gaze (``gaze_rules.py``), confirmations (``confirmations.py``) and
+    switch access (``switch_control.py``) over the zoom model."""
 
-
-@dataclass(frozen=True)
-class MessageStats:
-    """How one message was written: what the profile's record of progress keeps when it is finished."""
-
-    characters: int  # the message's length as finished
-    seconds: float  # time spent writing it (running, not stopped or paused)
-    bits: float  # net zoom in bits while writing it (backing out counts against it; an undone run is taken off)
-    corrections: int  # characters backed out of or undone
-
-
-@dataclass
-class _Tally:
-    """The message being written, so far."""
-
-    seconds: float = 0.0  # writing (running, not stopped or paused)
-    bits: float = 0.0  # net zoom
-    corrections: int = 0  # characters backed out of or undone
-
-    def stats(self, characters: int) -> MessageStats:
-        return MessageStats(characters, self.seconds, self.bits, self.corrections)
-
-
-class WritingController:
     def __init__(self, source: PredictionSource, config: ControllerConfig | None = None):
         config = config or ControllerConfig()
         self.source = source
@@ -163,7 +118,7 @@ class WritingController:
         self._typed = 0
         self._running_seconds = 0.0
         self._clock = 0.0
-        self._message = _Tally()  # how this message is being written
+        self._message = Tally()  # how this message is being written
         self.finished_stats: MessageStats | None = None  # how the last finished message was written
         self._run_bits: list[float] = []  # the message's bits at each run's start (beside ``_runs``, for undo_run)
         self.switch: SwitchMode | None = None  # switch access: the mode that steers instead of the pointer
@@ -251,7 +206,7 @@ class WritingController:
         self.finished_stats = self._message.stats(len(output))
         self._runs.clear()
         self._run_bits.clear()
-        self._message = _Tally()
+        self._message = Tally()
         if output:
             self.history += output + "\n"
 
@@ -281,7 +236,7 @@ class WritingController:
         self.zoom.finish_message()
         self._runs.clear()
         self._run_bits.clear()
-        self._message = _Tally()
+        self._message = Tally()
         self.history = ""
 
     @property
@@ -315,50 +270,6 @@ class WritingController:
         self._message.corrections += corrections
         frame.add_commits(self.zoom.idle())  # the view started again, drawn
         return frame
-
-    # -- switch access --------------------------------------------------------------------
-    def set_switch_mode(self, mode: SwitchMode | None) -> None:
-        """Write with switches through ``mode`` from now on (None: with the pointer again). Writing stops; the
-        user's next press starts it (or ``start``)."""
-        self.stop()
-        self.switch = mode
-        if mode is not None:
-            mode.stop()
-
-    @property
-    def clock(self) -> float:
-        """Seconds of frames so far (the sum of their ``dt``): the time a switch mode is given."""
-        return self._clock
-
-    def press(self, button: int, t: float | None = None) -> None:
-        """Switch ``button`` (0: the first, 1: the second) went down, at ``t`` on the controller's clock (default:
-        now, ``clock``). Ignored without a switch mode. While an action waits for its confirmation, the first switch
-        (either, in a one-switch mode) confirms it and the second drops it."""
-        if self.switch is not None and self.pending is not None:
-            self.confirm() if button == 0 or self.switch.switches == 1 else self.cancel()
-        elif self.switch is not None:
-            self._pressed_at = self._clock
-            self.switch.press(button, self._clock if t is None else t)
-            self._follow_switch()
-
-    def release(self, button: int, t: float | None = None) -> None:
-        """Switch ``button`` came up (see ``press``)."""
-        if self.switch is not None:
-            self.switch.release(button, self._clock if t is None else t)
-            self._follow_switch()
-
-    def _follow_switch(self, reason: str = "") -> None:
-        """Start or stop with the switch mode (a press started it or stopped reversing; ``reason`` "switch": the
-        mode stopped by itself, e.g. scanning ran idle)."""
-        assert self.switch is not None
-        if self.switch.running and not self.running:
-            self.start()
-        elif not self.switch.running and self.running:
-            if self.switch.timed_out and self._press_mark is not None:  # nobody pressed for a while (or a switch
-                frame = self._go_back(*self._press_mark)  # stuck): what the mode wrote in the second half of that
-                if frame is not None:  # time is nobody's; it is taken back
-                    self._undone = frame
-            self.stop(reason)
 
     # -- start and stop -----------------------------------------------------------------
     def start(self) -> None:
@@ -422,131 +333,6 @@ class WritingController:
         frame = self.zoom.step(x, y, dt, self.effective_speed)
         self.rest.moved(frame.flow)
         return self._account(frame, dt)
-
-    def _rest_rule(self, pointer: tuple[float, float], dt: float) -> None:
-        """A pointer resting at one spot right of the crosshair for ``rest_stop_seconds`` stops: nobody steers. Not
-        while backing out (which writes nothing), nor in the squashed bands at the top and bottom, where a user
-        holds the pointer to reach a box still off the screen."""
-        if pointer[0] >= ORIGIN_X or not EDGE <= pointer[1] <= MAX_Y - EDGE:
-            self._reset_rest()
-        elif self.rest.update(pointer[0], pointer[1], dt) >= self.rest_stop_seconds > 0:
-            self.stop("rest")
-
-    def _gaze_rule(self, pointer: tuple[float, float], dt: float) -> Frame | None:
-        """A gaze's intent (presets with ``rest_holds``; the module docstring): the frame of a hold, or None.
-
-        A move beyond the preset's rest radius starts a stay at a new spot. The mark, the writing a hold goes back
-        to, is taken where a stay that was no rest in the making ends (a gaze that pursued its box), and where a fast
-        move (``TRANSIT_SPEED``: a saccade; the zoom waits while it lasts) lands after such a stay: not where the
-        noise of a resting gaze breaks its stay, nor where a look from one spot of a rest to another lands. A stay
-        that turns out to be a rest (``_resting``) holds the zoom and takes back what it wrote since the mark; the
-        hold lasts until a saccade sets off or the gaze moves ``HOLD_RADIUS`` rest radii away. Left of the crosshair
-        a still gaze backs out for ``BACK_S`` at most."""
-        x, y = pointer
-        steered = not self._rested and not self._resting(0.5)  # the stay so far was no rest in the making
-        moved = self.rest.update(x, y, dt) == 0.0
-        if moved:
-            self._back_seconds = 0.0
-        if self.rest.speed > TRANSIT_SPEED:
-            if not self._in_transit:  # where it lands, the stay it left decides whether to take a mark
-                self._in_transit, self._steered_before = True, steered or self.held
-                self.held = self._rested = False
-            return self.zoom.idle()
-        if self.held and math.dist(self.rest.seen(x, y), self._held_at) > HOLD_RADIUS * self.rest.radius:
-            self.held = False  # a slow move away; a resting eye's noise stays within reach and keeps the hold
-        landed, self._in_transit = self._in_transit, False
-        if self._rest_mark is None or (self._steered_before if landed else moved and steered):
-            self._rest_mark = (self.zoom.mark(), self._message.bits)  # what it writes from here is its own
-        if self.held:
-            return None
-        if x >= ORIGIN_X:
-            self._back_seconds += dt
-            return self._hold() if self._back_seconds > BACK_S else None
-        if self._resting(1.0):
-            return self._hold()
-        return None
-
-    def _resting(self, share: float) -> bool:
-        """The gaze's stay has gone ``share`` of the way to a rest that holds (see ``SLID_HOLD``), without going the
-        picture's way."""
-        rest = self.rest
-        return (rest.seconds >= share * REST_MIN_S and rest.pursuit < PURSUIT_MIN
-                and (rest.slid > share * SLID_HOLD and rest.zoomed > share * SLID_ZOOM or rest.zoomed > share * ZOOM_HOLD))
-
-    def _reset_rest(self) -> None:
-        self.rest.reset()
-        self.held = self._rested = False
-        self._rest_mark = None
-        self._back_seconds = 0.0
-
-    def _hold(self) -> Frame:
-        """The gaze has rested: take back what the zoom wrote since it last steered (with what that taught the
-        model), put the view back where it was then, and hold it there until the gaze moves."""
-        self.held = self._rested = True
-        self._held_at = self.rest.spot or (0.0, 0.0)
-        self._bps = 0.0
-        self.rest.picture_restarted()
-        frame = None
-        if self._rest_mark is not None and self._rest_mark[0].text != self.zoom.text:
-            frame = self._go_back(*self._rest_mark)
-        return self.zoom.idle() if frame is None else frame
-
-    # -- confirmations ------------------------------------------------------------------------
-    def _ask(self, item: ControlItem) -> None:
-        """``item``'s action asks for a confirmation: writing stops, and a dwell on the confirmation target (entered
-        after it appeared), a click on it (``confirm``) or a switch press confirms it; ``CONFIRM_S`` without drops
-        it."""
-        self.stop("confirm")
-        self.pending = item
-        self._pending_since = self._clock
-        self.confirm_dwell.disarm()
-
-    def _confirm_frame(self, pointer: tuple[float, float] | None) -> Frame:
-        """A frame while an action waits: it is done in this frame once confirmed (writing stays stopped)."""
-        item = self.pending
-        assert item is not None
-        if pointer is not None and self.confirm_dwell.update(pointer[0], pointer[1], self._clock):
-            self._confirmed = True
-        if self._confirmed:
-            self.pending, self._confirmed = None, False
-            return self._account(self.zoom.perform(item), 0.0)
-        if self._clock - self._pending_since >= CONFIRM_S:
-            self.cancel()
-        return self.zoom.idle()
-
-    def confirm(self) -> None:
-        """Confirm the action that waits (a click on the target, a switch press): the next frame does it."""
-        self._confirmed = self.pending is not None
-
-    def cancel(self) -> None:
-        """Drop the action waiting for its confirmation."""
-        self.pending, self._confirmed = None, False
-
-    def on_confirm_target(self, pointer: tuple[float, float] | None) -> bool:
-        """``pointer`` (Dasher coordinates) is on the confirmation target."""
-        return pointer is not None and math.dist(pointer, CONFIRM_CENTRE) <= CONFIRM_RADIUS
-
-    def _switch_frame(self, dt: float) -> Frame:
-        """A frame steered by the switch mode: its shift and scheduled zoom, then its pointer."""
-        assert self.switch is not None
-        if self._clock - self._pressed_at <= self.switch.config.idle_stop_s / 2:
-            self._press_mark = (self.zoom.mark(), self._message.bits)  # writing a press steered
-        steer = self.switch.update(self._clock, self.effective_speed)
-        self._follow_switch("switch")
-        if not self.running:
-            self._bps *= 0.9
-            undone, self._undone = self._undone, None
-            return self.zoom.idle() if undone is None else undone
-        if steer.offset:
-            self.zoom.offset(steer.offset)
-        if steer.zoom_to is not None:
-            self.zoom.schedule_zoom(*steer.zoom_to, self.switch.config.zoom_s)
-        if steer.pointer is None and not self.zoom.zooming:
-            x, y, speed = ORIGIN_X, ORIGIN_Y, 0.0  # nothing to do: held still, but the time counts as writing
-        else:
-            x, y = steer.pointer or (ORIGIN_X, ORIGIN_Y)
-            speed = self.effective_speed
-        return self._account(self.zoom.step(x, y, dt, speed), dt)
 
     def _account(self, frame: Frame, dt: float) -> Frame:
         """A writing frame's consequences: a confirmation asked for, a finished message, the control box's Stop, the

@@ -28,6 +28,7 @@ from typing import Protocol
 
 from dasher_rnn.input.gaze import STALE_S
 from dasher_rnn.input.one_euro import OneEuroFilter
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.gaze_noise import Screen, SimulatedEye, grade
@@ -40,7 +41,6 @@ from dasher_rnn.zoom.geometry import (
     screen_to_y,
     y_to_screen,
 )
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import (
     REVERSE_X,
     SimulationResult,

@@ -1,9 +1,5 @@
-"""Dasher's zooming model in plain Python: boxes, dynamics, output, commit and lazy expansion.
-
-Every box is a context; its children split its height in alphabet order by the model's integer
-distribution (65536ths, uniform floor included). Only the root's absolute range is stored;
-children's ranges follow from their parents' cumulative counts, so refining a distribution
-when the model answers just moves the boxes below it.
+"""Dasher's zooming model in plain Python (``ZoomModel``): the box tree (``boxes.py``) moved by its dynamics
+(``dynamics.py``), and here what it writes: output, commit, going back (``mark``, ``rewind``) and control mode.
 
 One ``step`` per frame: apply the answers that arrived, zoom towards the pointer, move the root
 (down when a child covers the whole view, up when reversing past the root), walk the visible
@@ -36,7 +32,7 @@ The model answers for the new root a frame or more later: until then ``p`` is th
 mode (0.95), and when it answers the view is sized again for the real ``p``, unless the user has moved it by then.
 Switching control mode on or off (not an action) starts the view again filling it, as at a message start.
 
-Switch access (``input/switch.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
+Switch access (``switch_modes.py``) moves the view in two more ways, as Dasher's button modes do: a scheduled zoom
 (``schedule_zoom``, Dasher's ``ScheduleZoom``) that brings a range of the view to fill it over a set time, followed
 by ``step`` instead of the pointer while it lasts; and a shift of the view (``offset``, Dasher's ``Offset``).
 A scheduled zoom sweeps the crosshair through the boxes between it and the range selected, growing them, so no action
@@ -47,19 +43,16 @@ crosshair has left it and entered it again.
 
 from __future__ import annotations
 
-import heapq
 import itertools
-import math
 import os
 from collections import deque
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from dasher_rnn.lm.protocol import DASHER_TOTAL
+from dasher_rnn.zoom.boxes import Box, Frame, Mark, ZoomSettings
 from dasher_rnn.zoom.control import (
     CONFIRMED,
-    CONTROL_BOX,
     CONTROL_ITEMS,
     CONTROL_SHARE,
     DELETIONS,
@@ -70,10 +63,10 @@ from dasher_rnn.zoom.control import (
     deletion,
     phrase_item,
 )
-from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
-from dasher_rnn.zoom.sources import PredictionSource, uniform_counts
+from dasher_rnn.zoom.dynamics import Dynamics
+from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_X, ORIGIN_Y
+from dasher_rnn.zoom.sources import PredictionSource
 
-REFERENCE_ZOOM_BITS = math.log2(4096 / 1600)  # Dasher: steps per zoom = fps * log2(4096/1600) / bit rate
 # sizing a root that starts again after an action (``ZoomModel._start_zoomed_out``): the largest share of it a child is
 # taken to have before the model answers (the most a letter can have in control mode, the control box taking the
 # rest), and at most once it has (a model sure of one letter still leaves the root past the crosshair: 4096 / 1.98)
@@ -81,115 +74,10 @@ UNKNOWN_SHARE = 1.0 - CONTROL_SHARE
 MOST_SHARE = 0.98
 
 
-@dataclass(eq=False)
-class Box:
-    """One context on screen. ``cum`` (cumulative counts, length n+1) is None until the model answers."""
+class ZoomModel(Dynamics):
+    """Dasher's zoom over a prediction source: the box tree (``boxes.py``) moved by its dynamics (``dynamics.py``),
+    with the text it outputs and commits, going back, and control mode."""
 
-    symbol: int  # -1 for a root
-    depth: int  # characters from the start of the message (including the starting context)
-    parent: Box | None = field(repr=False)
-    handle: object = field(repr=False)
-    cum: np.ndarray | None = field(default=None, repr=False)
-    requested: bool = False
-    children: dict[int, Box] = field(default_factory=dict, repr=False)
-    item: ControlItem | None = None  # control mode: the control box (its symbol is the alphabet's size) or an action
-
-    @property
-    def is_letter(self) -> bool:
-        """A character's box (or a root): not part of the control mode."""
-        return self.item is None
-
-    @property
-    def action(self) -> Action | None:
-        return self.item.action if self.item is not None else None
-
-
-@dataclass
-class DrawnBox:
-    box: Box
-    y1: float
-    y2: float
-
-
-@dataclass
-class Frame:
-    """What one step changed (the UI applies it to the text panel; learning already went to the source)."""
-
-    typed: str = ""
-    deleted: int = 0
-    committed: str = ""
-    uncommitted: int = 0
-    bits: float = 0.0  # log2 of this frame's zoom (negative when reversing)
-    boxes: list[DrawnBox] = field(default_factory=list)
-    action: Action | None = None  # control mode: the action whose box the crosshair entered (already applied
-    # to the text); the front end carries out the rest (stop, speak, copy)
-    finished: str | None = None  # a message was finished in this frame (the control box's New message): its output
-    phrase: str | None = None  # a quick phrase was written in this frame (the control box's Phrases): its text
-    confirm: ControlItem | None = None  # an action that asks for a confirmation (``ZoomSettings.confirm``) was
-    # reached: nothing was done, and the view started again from the text; ``ZoomModel.perform`` does it once confirmed
-    flow: tuple[float, float] | None = (1.0, 0.0)  # how the picture moved: what was at Dasher (x, y) is now at
-    # (a * x, a * y + b) for flow (a, b); None where it started again (an action) rather than moved
-
-    def add_commits(self, later: Frame) -> None:
-        """Fold a later frame's commits into this one, so a front end that mirrors the commits sees both."""
-        keep = len(self.committed) - later.uncommitted
-        if keep >= 0:
-            self.committed = self.committed[:keep] + later.committed
-        else:  # the later frame took back more than this one committed
-            self.uncommitted -= keep
-            self.committed = later.committed
-
-
-@dataclass(frozen=True)
-class Mark:
-    """Where the writing stood at one moment (``ZoomModel.mark``), to go back to with ``ZoomModel.rewind``."""
-
-    context: str  # the message's starting context: a mark is only good within its message
-    text: str  # context + what was output
-    root_text: str
-    root_lo: float
-    root_hi: float
-    committed: int  # characters of ``text`` learned
-
-
-@dataclass
-class _ScheduledZoom:
-    """A zoom under way (``ZoomModel.schedule_zoom``): the part of the view at its start that fills the view
-    when ``done`` of its time has gone. Its height shrinks geometrically with an eased time (fast, then slowing: Dasher's
-    steps of n, n-1, ... frames), about the point that the whole zoom keeps in place."""
-
-    y1: float
-    y2: float
-    seconds: float
-    done: float = 0.0  # the share of the time gone
-
-    def advance(self, dt: float) -> None:
-        self.done = 1.0 if self.seconds <= 0 else min(self.done + max(dt, 0.0) / self.seconds, 1.0)
-
-    def window(self) -> tuple[float, float]:
-        u = self.done
-        e = u * (2.0 - u)
-        height = self.y2 - self.y1
-        if abs(height - MAX_Y) < 1e-9:  # a shift
-            return self.y1 * e, MAX_Y + self.y1 * e
-        k = (height / MAX_Y) ** e
-        fixed = self.y1 / (1.0 - height / MAX_Y)
-        return fixed - fixed * k, fixed + (MAX_Y - fixed) * k
-
-
-@dataclass
-class ZoomSettings:
-    speed_bps: float = 1.0  # the maximum rate of zooming in, bits/s
-    reverse_speed: float = 1.0  # zooming out is capped at speed_bps * reverse_speed
-    budget: int = 3000  # most boxes walked per frame
-    min_size: float = 8.0  # boxes smaller than this (Dasher units) are not drawn
-    expand_size: float = 48.0  # boxes at least this high get their children (and ask the model)
-    keep_ancestors: int = 1000  # boxes kept above the root for reversing; beyond, rebuilt from the text
-    control: bool = False  # control mode: a control box after the letters of every box
-    confirm: bool = False  # control mode's actions that reach others or lose text (``CONFIRMED``) ask first
-
-
-class ZoomModel:
     def __init__(self, source: PredictionSource, config: ZoomSettings | None = None, context: str = ""):
         self.source = source
         self.alphabet = source.alphabet
@@ -208,31 +96,13 @@ class ZoomModel:
         # from the text becomes a child when reversing past it, and may then be dropped like any child)
         self._started: dict[int, object] = {}
         self.bits_total = 0.0
-        self._schedule: _ScheduledZoom | None = None
+        self._schedule = None
         self._dropped_zoom = False  # a scheduled zoom was dropped (``cancel_zoom``) since the last step
         self._held_action: Box | None = None  # the action box a dropped zoom left the crosshair in (not acted on)
         self._fitting: Box | None = None  # the box started smaller than the view, to be sized when the model answers
         self._fit_height = MAX_Y  # its height now
         self.acting = True  # an action box the crosshair enters acts (the controller says no while a gaze rests)
         self.reset(context)
-
-    @staticmethod
-    def _equal_cum(k: int) -> np.ndarray:
-        """Child boundaries of a box of ``k`` equal boxes (the control box, More)."""
-        return np.arange(k + 1, dtype=np.float64) * (DASHER_TOTAL / k)
-
-    def _set_layout(self) -> None:
-        self._letters_scale = 1.0 - CONTROL_SHARE if self.config.control else 1.0
-        self._fallback_cum = self._cumulative(uniform_counts(self.n))
-
-    def _cumulative(self, counts: np.ndarray) -> np.ndarray:
-        """Child boundaries of a letter box from the model's integers: the letters, then the control box."""
-        cum = np.zeros(self.n + 1 + (1 if self.config.control else 0), np.float64)
-        np.cumsum(counts, out=cum[1 : self.n + 1])
-        if self.config.control:
-            cum[1 : self.n + 1] *= self._letters_scale * DASHER_TOTAL / cum[self.n]
-            cum[-1] = DASHER_TOTAL
-        return cum
 
     def set_control(self, on: bool) -> Frame:
         """Control mode on or off; the view starts again from the text (the boxes' layouts change). The frame
@@ -447,105 +317,6 @@ class ZoomModel:
         self.text += written
         self._reroot(self.text, frame)
 
-    # -- answers from the source -----------------------------------------------------
-    def _ask(self, box: Box, priority: float) -> None:
-        box.requested = True
-        self._asked += 1
-        def deliver(counts: np.ndarray | None) -> None:
-            self._inbox.append((box, counts))
-
-        self.source.request(box.handle, priority, deliver)
-
-    @property
-    def answers_pending(self) -> int:
-        """Requests the source has not answered yet."""
-        return self._asked - self._answered - len(self._inbox)
-
-    def _apply_answers(self) -> None:
-        while self._inbox:
-            box, counts = self._inbox.popleft()
-            self._answered += 1
-            if counts is None:  # failed: ask again if the box is still shown
-                box.requested = False
-                continue
-            box.cum = self._cumulative(counts)
-
-    def layout(self, box: Box) -> np.ndarray:
-        """Cumulative child boundaries of ``box`` in 65536ths (the fallback until the model answers)."""
-        if box.item is PHRASES_BOX:
-            return self._phrases_cum
-        return box.cum if box.cum is not None else self._fallback_cum
-
-    def child_range(self, box: Box, y1: float, y2: float, symbol: int) -> tuple[float, float]:
-        cum = self.layout(box)
-        scale = (y2 - y1) / DASHER_TOTAL
-        return y1 + scale * cum[symbol], y1 + scale * cum[symbol + 1]
-
-    def _child_at_crosshair(self, box: Box, y1: float, y2: float) -> tuple[int, float, float]:
-        """The symbol of ``box``'s child at the crosshair's height, and that child's range."""
-        position = (ORIGIN_Y - y1) / (y2 - y1) * DASHER_TOTAL
-        cum = self.layout(box)
-        sym = min(max(int(np.searchsorted(cum, position, side="right")) - 1, 0), len(cum) - 2)
-        return (sym, *self.child_range(box, y1, y2, sym))
-
-    def _child(self, box: Box, symbol: int) -> Box:
-        child = box.children.get(symbol)
-        if child is None:
-            if box.item is PHRASES_BOX:  # a quick phrase: a leaf
-                child = Box(symbol, box.depth, box, None, requested=True, item=self._phrase_items[symbol])
-            elif box.item is not None:  # in a box of boxes: an action (a leaf), More or the quick phrases' box
-                item = box.item.children[symbol]
-                cum = self._equal_cum(len(item.children)) if item.children else None
-                child = Box(symbol, box.depth, box, None, cum, requested=True, item=item)
-            elif symbol == self.control_symbol:  # the control box after the letters: equal children, no model
-                child = Box(symbol, box.depth, box, None, self._control_cum, requested=True, item=CONTROL_BOX)
-            else:
-                child = Box(symbol, box.depth + 1, box, self.source.child(box.handle, symbol))
-            box.children[symbol] = child
-            self._expanded.add(box)
-        return child
-
-    def _path_to(self, box: Box) -> list[str]:
-        """The characters from below the root down to the letter box ``box``."""
-        path = []
-        while box is not self.root:
-            path.append(self.alphabet.symbols[box.symbol])
-            assert box.parent is not None  # below the root: it has one
-            box = box.parent
-        return path[::-1]
-
-    # -- scheduled zooms and shifts (switch access) --------------------------------------------------------
-    def schedule_zoom(self, y1: float, y2: float, seconds: float) -> None:
-        """Zoom so that the range ``y1``..``y2`` of the view now comes to fill the view, over the next ``seconds``
-        of steps (Dasher's ``CDasherModel::ScheduleZoom``, used by its button and click modes; a range larger than
-        the view zooms out). While it lasts, ``step`` follows it instead of the pointer; a new one replaces it.
-        Ranges of less than one unit, or that are not numbers, are ignored."""
-        if not (math.isfinite(y1) and math.isfinite(y2) and math.isfinite(seconds)) or y2 - y1 < 1.0:
-            return
-        self._schedule = _ScheduledZoom(float(y1), float(y2), max(float(seconds), 0.0))
-
-    @property
-    def zooming(self) -> bool:
-        """A scheduled zoom is under way."""
-        return self._schedule is not None
-
-    def cancel_zoom(self) -> None:
-        """Drop a scheduled zoom (Dasher's ``ClearScheduledSteps``: a stop). An action box that it leaves the
-        crosshair in does not act, until the crosshair has left it and entered it again."""
-        if self._schedule is not None:
-            self._dropped_zoom = True
-        self._schedule = None
-
-    def offset(self, dy: float) -> None:
-        """Shift the view down by ``dy`` Dasher units (up when negative): what was ``dy`` above the crosshair comes
-        to it (Dasher's ``CDasherModel::Offset``, two-button dynamic mode). The next ``step`` moves the root and the
-        output accordingly; at the start of the text the view stays filled (or no emptier), as when zooming."""
-        if math.isfinite(dy):
-            moved = (self.root_lo, self.root_hi)
-            self._set_view(self.root_lo + dy, self.root_hi + dy, 0.0)
-            if (self.root_lo, self.root_hi) != moved:
-                self._fitting = None  # the user moved the view: it is no longer sized for them
-
     # -- one frame -----------------------------------------------------------------------
     def step(self, pointer_x: float, pointer_y: float, dt: float, speed_bps: float | None = None) -> Frame:
         """Advance ``dt`` seconds with the pointer at Dasher coordinates (``pointer_x`` from the right edge); while
@@ -585,114 +356,6 @@ class ZoomModel:
         """A frame without movement (paused): answers are applied and the boxes redrawn."""
         return self.step(ORIGIN_X, ORIGIN_Y, 0.0)
 
-    def _zoom(self, px: float, py: float, dt: float, speed: float) -> float:
-        """Move ``1/steps`` of the way (in log scale) from the view to the one centred on the pointer
-        whose half-height is ``px``, capped at ``speed`` bits/s in and ``speed * reverse_speed`` out."""
-        if dt <= 0 or speed <= 0:
-            return 0.0
-        px = min(max(px, 1.0), MAX_Y)
-        fraction = dt * speed / REFERENCE_ZOOM_BITS
-        zoom = ORIGIN_X / px  # the full step maps y -> zoom * (y - py) + ORIGIN_Y
-        bits = math.log2(zoom) * fraction
-        bits = min(max(bits, -speed * self.config.reverse_speed * dt), speed * dt)
-        lo, hi = self.root_lo, self.root_hi
-        if abs(zoom - 1.0) < 1e-9:
-            shift = fraction * (ORIGIN_Y - py)
-            lo, hi = lo + shift, hi + shift
-        else:
-            fixed = (ORIGIN_Y - zoom * py) / (1.0 - zoom)
-            scale = 2.0**bits
-            lo, hi = fixed + scale * (lo - fixed), fixed + scale * (hi - fixed)
-        return self._set_view(lo, hi, bits)
-
-    def _scheduled(self, dt: float) -> float:
-        """One step of the scheduled zoom: the view moves from where the schedule had it to where it has it
-        ``dt`` later (a map of the screen, so it holds whichever box is the root)."""
-        schedule = self._schedule
-        assert schedule is not None
-        a1, a2 = schedule.window()
-        schedule.advance(dt)
-        b1, b2 = schedule.window()
-        if schedule.done >= 1.0:
-            self._schedule = None
-        # the screen point s showed window position a1 + s * (a2 - a1) / MAX_Y, now shown at MAX_Y * (y - b1) / (b2 - b1)
-        scale = (a2 - a1) / (b2 - b1)
-
-        def move(s: float) -> float:
-            return (a1 + s * (a2 - a1) / MAX_Y - b1) * MAX_Y / (b2 - b1)
-
-        return self._set_view(move(self.root_lo), move(self.root_hi), math.log2(scale))
-
-    def _set_view(self, lo: float, hi: float, bits: float) -> float:
-        """Put the root at ``lo``..``hi``, keeping the view filled where it cannot reverse (or, where the root is
-        already smaller than the view, from showing more of the empty space around it); the bits zoomed."""
-        if not self._can_reverse() and (lo > 0 or hi < MAX_Y):
-            # at the start of the text (or waiting for the parent's distribution)
-            if self.root_hi - self.root_lo < MAX_Y:  # smaller than the view now (started again after an action, or
-                # reversing): it may grow and move, but not zoom out or uncover more of the empty space around it
-                top, bottom = max(self.root_lo, 0.0), min(self.root_hi, MAX_Y)
-                height = max(hi - lo, self.root_hi - self.root_lo)
-                lo = min(max(lo, bottom - height), top)
-                hi = lo + height
-            elif hi - lo <= MAX_Y:  # filling the view now: keep it filled
-                lo, hi = 0.0, MAX_Y
-            elif lo > 0:
-                lo, hi = 0.0, hi - lo
-            else:
-                lo, hi = MAX_Y - (hi - lo), MAX_Y
-            bits = math.log2((hi - lo) / (self.root_hi - self.root_lo))
-        self.root_lo, self.root_hi = lo, hi
-        return bits
-
-    def _can_reverse(self) -> bool:
-        """A parent with a known distribution, or one that can be rebuilt from the text (never into the context)."""
-        if self.root.parent is not None:
-            return self.root.parent.cum is not None
-        return self.root.symbol >= 0 and self.root.depth > len(self.context)
-
-    def _move_root(self) -> None:
-        while True:  # down: a child covers the whole view
-            if self.root.action is not None or self._unknown(self.root):
-                break  # an action's box has no children; an unknown layout's are placeholders: wait for the model
-            sym, y1, y2 = self._child_at_crosshair(self.root, self.root_lo, self.root_hi)
-            if not (y1 <= 0 and y2 >= MAX_Y) or self.root.item is not None:  # an action happens, never becomes root
-                break
-            self._descend(self._child(self.root, sym), y1, y2)
-        while (self.root_lo > 0 or self.root_hi < MAX_Y) and self._can_reverse():  # up: reversing
-            self._ascend()
-
-    def _descend(self, child: Box, y1: float, y2: float) -> None:
-        old = self.root
-        self._drop_children(old, keep=child.symbol)
-        self._expanded.discard(old)
-        self.root, self.root_lo, self.root_hi = child, y1, y2
-        if child.is_letter:
-            self.root_text += self.alphabet.symbols[child.symbol]
-        # bound the chain kept for reversing; the cut is rebuilt from the text if ever needed
-        top, count = child, 0
-        while top.parent is not None and count < self.config.keep_ancestors:
-            top, count = top.parent, count + 1
-        if top.parent is not None:
-            top.parent = None
-
-    def _ascend(self) -> None:
-        child = self.root
-        parent = child.parent
-        parent_text = self.root_text[:-1] if child.is_letter else self.root_text  # a control box adds no character
-        if parent is None:  # rebuild the parent from the text; usable once its distribution arrives
-            parent = self._new_root(parent_text)
-            if len(parent_text) > len(self.context) and parent_text[-1] in self.alphabet:
-                parent.symbol = self.alphabet.index(parent_text[-1])
-            parent.children[child.symbol] = child
-            child.parent = parent
-            return
-        cum = self.layout(parent)
-        height = (self.root_hi - self.root_lo) * DASHER_TOTAL / (cum[child.symbol + 1] - cum[child.symbol])
-        self.root_lo -= height * cum[child.symbol] / DASHER_TOTAL
-        self.root_hi = self.root_lo + height
-        self.root = parent
-        self.root_text = parent_text
-
     def _sync_commits(self, frame: Frame) -> None:
         """Committed = the text above the root (never the starting context; all of it under a control box)."""
         committed = max(len(self.context), len(self.root_text) - (1 if self.root.is_letter else 0))
@@ -716,62 +379,6 @@ class ZoomModel:
         contexts += [None] * (len(text) - len(contexts))
         for ch, context in zip(text, reversed(contexts), strict=True):
             self.source.commit(self.alphabet.index(ch), context)
-
-    def _walk(self) -> list[DrawnBox]:
-        """Visible boxes, largest first, within the budget; children for big ones; drop what left the view."""
-        s = self.config
-        drawn: list[DrawnBox] = []
-        visited: set[Box] = set()
-        heap = [(-(self.root_hi - self.root_lo), next(self._order), self.root, self.root_lo, self.root_hi)]
-        while heap and len(drawn) < s.budget:
-            neg_size, _, box, y1, y2 = heapq.heappop(heap)
-            drawn.append(DrawnBox(box, y1, y2))
-            visited.add(box)
-            size = -neg_size
-            if size < s.expand_size or box.action is not None:
-                self._drop_children(box, keep=None)
-                continue
-            if not box.requested:
-                self._ask(box, size)
-            ys = y1 + (y2 - y1) / DASHER_TOTAL * self.layout(box)
-            lo_edge, hi_edge = ys[:-1], ys[1:]
-            shown: list[int] = np.flatnonzero(
-                (hi_edge > VISIBLE_MIN) & (lo_edge < VISIBLE_MAX) & (hi_edge - lo_edge >= s.min_size)).tolist()
-            for sym in box.children.keys() - set(shown):
-                self._drop_child(box, sym)
-            for sym in shown:
-                a, b = ys[sym], ys[sym + 1]
-                heapq.heappush(heap, (a - b, next(self._order), self._child(box, sym), a, b))
-        for box in [b for b in self._expanded if b not in visited]:
-            self._drop_children(box, keep=None)
-        return drawn
-
-    def _drop_child(self, box: Box, symbol: int) -> None:
-        child = box.children.pop(symbol)
-        self._forget(child)
-        if child.handle is not None:  # control boxes have none (what is below them is released with their parent)
-            self._started.pop(id(child.handle), None)
-            self.source.release(child.handle)
-        if not box.children:
-            self._expanded.discard(box)
-
-    def _drop_children(self, box: Box, keep: int | None) -> None:
-        for sym in [sym for sym in box.children if sym != keep]:
-            self._drop_child(box, sym)
-
-    def _forget(self, box: Box) -> None:
-        """Take a dropped subtree out of the expanded set (the source releases it in one go)."""
-        stack = [box]
-        while stack:
-            b = stack.pop()
-            self._expanded.discard(b)
-            stack.extend(b.children.values())
-            b.children = {}
-
-    @staticmethod
-    def _unknown(box: Box) -> bool:
-        """A letter box the model has not answered for yet: its children are laid out as placeholders."""
-        return box.item is None and box.cum is None
 
     def _crosshair(self) -> tuple[Box, str] | None:
         """The deepest box containing the crosshair that reaches past it, and the text up to it (a control box adds no

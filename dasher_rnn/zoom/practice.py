@@ -15,9 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dasher_rnn.alphabet import Alphabet
+from dasher_rnn.zoom.boxes import Box
 from dasher_rnn.zoom.control import ACTION_PATH, CONTROL_BOX, CONTROL_ITEMS, PHRASES_BOX, Action
-from dasher_rnn.zoom.controller import SPEED_RANGE, MessageStats
-from dasher_rnn.zoom.model import Box, ZoomModel
+from dasher_rnn.zoom.controller import SPEED_RANGE
+from dasher_rnn.zoom.figures import MessageStats
+from dasher_rnn.zoom.model import ZoomModel
 from dasher_rnn.zoom.simulate import control_path
 
 PHRASES = ("hello", "yes please", "see you soon")  # short, lower case, common: the first hour's phrases

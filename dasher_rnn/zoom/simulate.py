@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import (
     ACTION_BITS,
     ACTION_PATH,
@@ -37,7 +38,7 @@ from dasher_rnn.zoom.control import (
     deletion,
 )
 from dasher_rnn.zoom.geometry import ORIGIN_X, ORIGIN_Y, VISIBLE_MAX, VISIBLE_MIN
-from dasher_rnn.zoom.model import Frame, ZoomModel
+from dasher_rnn.zoom.model import ZoomModel
 
 REVERSE_X = 1.8 * ORIGIN_X  # where the simulated user points to back out
 STEER = 0.5  # how far right of the crosshair (per unit of height away from it) an off-centre target is aimed at

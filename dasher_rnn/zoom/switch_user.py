@@ -1,5 +1,5 @@
 """A simulated switch user: a person pressing one or two switches to write target phrases through the writing
-controller's switch modes (``input/switch.py``), the switch counterpart of ``simulate.py``'s pointer user.
+controller's switch modes (``switch_modes.py``), the switch counterpart of ``simulate.py``'s pointer user.
 
 Each frame the user looks at the view (the box of the next character of the target, found as the pointer user
 finds it: ``simulate.target_range``) and may decide to press; the press lands a reaction time later, drawn from a
@@ -44,12 +44,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dasher_rnn.input.switch import DynamicMode, MenuMode, OneButtonDynamic, Scanning, StepScan, SwitchState
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.control import Action
 from dasher_rnn.zoom.controller import WritingController
 from dasher_rnn.zoom.geometry import MAX_Y, ORIGIN_Y
-from dasher_rnn.zoom.model import Frame
 from dasher_rnn.zoom.simulate import SimulationResult, difference, target_range, wait_for_answers, write_phrases
+from dasher_rnn.zoom.switch_modes import DynamicMode, MenuMode, OneButtonDynamic, Scanning, StepScan
+from dasher_rnn.zoom.switching import SwitchState
 
 INSIDE = 0.35  # two-button: no press while the crosshair would be within this much of the target's height of its centre
 SHIFT_AT = 0.85  # two-button: press when the target would be this share of a shift away

@@ -26,8 +26,8 @@ from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.speech import SpeechPart
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.widgets import make_action, wrap_tip
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.model import Frame
 
 log = logging.getLogger(__name__)
 

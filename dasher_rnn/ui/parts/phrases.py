@@ -19,8 +19,8 @@ from dasher_rnn.adapt.phrases import PhraseError, PhraseList
 from dasher_rnn.normalise import normalise
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.widgets import DIALOG_STYLE, make_action
+from dasher_rnn.zoom.boxes import Frame
 from dasher_rnn.zoom.controller import WritingController
-from dasher_rnn.zoom.model import Frame
 
 log = logging.getLogger(__name__)
 

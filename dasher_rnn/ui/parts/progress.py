@@ -13,7 +13,8 @@ from dasher_rnn.adapt.progress import now as progress_now
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.stats_view import StatsDialog
 from dasher_rnn.ui.widgets import make_action
-from dasher_rnn.zoom.controller import MessageStats, WritingController
+from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.figures import MessageStats
 
 log = logging.getLogger(__name__)
 

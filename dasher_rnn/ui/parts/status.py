@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStatusBar, QVBo
 
 from dasher_rnn.adapt.writer import WriterStatus
 from dasher_rnn.ui.widgets import wrap_tip
-from dasher_rnn.zoom.controller import Stats
+from dasher_rnn.zoom.figures import Stats
 
 # what learns (``WriterStatus.learns``), in the words of someone who writes
 LEARNERS = {"rnn": "the letter predictor", "ppm": "the memory of your words",

@@ -18,11 +18,12 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 from dasher_rnn.input.gaze import GazeSourceError
-from dasher_rnn.input.switch import SwitchMode, switch_mode
 from dasher_rnn.input.switches import JoystickSwitches, KeyRepeat, UDPSwitches, open_switch_source
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.zoom.controller import WritingController
+from dasher_rnn.zoom.switch_modes import switch_mode
+from dasher_rnn.zoom.switching import SwitchMode
 
 SWITCH_KEYS = {Qt.Key.Key_Space: 0, Qt.Key.Key_Return: 1, Qt.Key.Key_Enter: 1}
 SWITCH_BUTTONS = {Qt.MouseButton.LeftButton: 0, Qt.MouseButton.RightButton: 1}

@@ -19,9 +19,10 @@ from dasher_rnn.ui.parts.prefs import PrefsKeeper
 from dasher_rnn.ui.parts.status import Notices
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.ui.widgets import make_action, wrap_tip
+from dasher_rnn.zoom.boxes import Frame
+from dasher_rnn.zoom.confirmations import CONFIRM_CENTRE, CONFIRM_RADIUS, CONFIRM_S
 from dasher_rnn.zoom.control import Action
-from dasher_rnn.zoom.controller import CONFIRM_CENTRE, CONFIRM_RADIUS, CONFIRM_S, SPEED_RANGE, WritingController
-from dasher_rnn.zoom.model import Frame
+from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
 
 DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
