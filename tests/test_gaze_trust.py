@@ -251,8 +251,9 @@ def test_a_held_key_sent_as_release_press_pairs_is_one_long_press():
 
 
 def test_the_simulated_switch_user_pauses_and_the_mode_stops_doing_nothing_meanwhile():
-    """30 s without a press after each phrase: the mode stops (6 s), no action happens, and what it wrote in the second
-    half of that time is taken back (before: it wrote on for the whole pause, and two-button once spoke)."""
+    """30 s without a press after each phrase: the mode stops (6 s), no action happens, and what it wrote after the
+    first character the last press brought is taken back (before: it wrote on for the whole pause, and two-button
+    once spoke)."""
     from dasher_rnn.zoom.switch_user import SwitchUserConfig, simulate_switch
 
     c = WritingController(writer_source("ppm", trained_ppm=_ppm()),
@@ -280,3 +281,23 @@ def test_view_scale_of_the_confirmation_target():
     view_px = 960
     across = 2 * CONFIRM_RADIUS / MAX_Y * view_px / screen.px_per_degree
     assert 3.0 <= across <= 8.0
+
+
+def test_a_switch_time_out_keeps_only_the_character_the_last_press_brought():
+    """What a dynamic mode writes after the first character its last press brought is nobody's: a time-out takes it
+    back (before: it kept all it wrote in the first half of the time-out, about two characters more a pause)."""
+    from dasher_rnn.zoom.switch_modes import switch_mode
+
+    c = WritingController(writer_source("ppm", trained_ppm=_ppm()),
+                          ControllerConfig(preset="switch", speed_bps=2.0, auto_speed=False))
+    c.set_switch_mode(switch_mode("one-button"))
+    c.press(0)
+    c.release(0)
+    brought, texts = None, []
+    for _ in range(int(10 / DT)):
+        c.frame(None, DT)
+        texts.append(c.text)
+        if brought is None and c.text:
+            brought = c.text
+    assert brought and any(len(t) > len(brought) for t in texts)  # it wrote on after the first character
+    assert not c.running and c.text == brought

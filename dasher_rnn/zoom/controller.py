@@ -107,7 +107,8 @@ class WritingController(GazeRules, Confirmations, SwitchControl):
         self._held_at = (0.0, 0.0)  # where the gaze was when the zoom held (seen)
         self._away = 0.0  # seconds without a pointer
         self._pressed_at = 0.0  # the last switch press (controller clock)
-        self._press_mark: tuple[Mark, float] | None = None  # where the writing stood half a time-out after it
+        self._press_text: str | None = None  # the text at the last press, until the writing it steered changed it
+        self._press_mark: tuple[Mark, float] | None = None  # where the writing the last press steered ended
         self._undone: Frame | None = None  # what a switch mode's time-out took back, for the next frame to report
         self.pending: ControlItem | None = None  # an action waiting for its confirmation (``confirm``, ``cancel``)
         self._pending_since = 0.0

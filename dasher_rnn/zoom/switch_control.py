@@ -25,6 +25,7 @@ class SwitchControl:
     pending: ControlItem | None
     _clock: float
     _pressed_at: float
+    _press_text: str | None
     _press_mark: tuple[Mark, float] | None
     _undone: Frame | None
     _bps: float
@@ -60,7 +61,7 @@ class SwitchControl:
         if self.switch is not None and self.pending is not None:
             self.confirm() if button == 0 or self.switch.switches == 1 else self.cancel()
         elif self.switch is not None:
-            self._pressed_at = self._clock
+            self._pressed_at, self._press_text = self._clock, self.zoom.text
             self.switch.press(button, self._clock if t is None else t)
             self._follow_switch()
 
@@ -78,16 +79,18 @@ class SwitchControl:
             self.start()
         elif not self.switch.running and self.running:
             if self.switch.timed_out and self._press_mark is not None:  # nobody pressed for a while (or a switch
-                frame = self._go_back(*self._press_mark)  # stuck): what the mode wrote in the second half of that
-                if frame is not None:  # time is nobody's; it is taken back
+                frame = self._go_back(*self._press_mark)  # stuck): what the mode wrote after the writing the last
+                if frame is not None:  # press steered is nobody's; it is taken back
                     self._undone = frame
             self.stop(reason)
 
     def _switch_frame(self, dt: float) -> Frame:
         """A frame steered by the switch mode: its shift and scheduled zoom, then its pointer."""
         assert self.switch is not None
-        if self._clock - self._pressed_at <= self.switch.config.idle_stop_s / 2:
-            self._press_mark = (self.zoom.mark(), self._message.bits)  # writing a press steered
+        if self._press_text is not None and self._clock - self._pressed_at <= self.switch.config.idle_stop_s / 2:
+            self._press_mark = (self.zoom.mark(), self._message.bits)  # writing a press steered: up to the first
+            if self.zoom.text != self._press_text:  # character it brought, within half the time-out
+                self._press_text = None
         steer = self.switch.update(self._clock, self.effective_speed)
         self._follow_switch("switch")
         if not self.running:
