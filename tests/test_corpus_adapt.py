@@ -186,3 +186,44 @@ def test_the_hybrids_ppm_and_weights_learn_the_corpus_and_persist(tiny_model_dir
     probs = again.mixer.ppm.probs_at(again.mixer.context_after("Zofia and Ka"))
     again.close(save=False)
     assert probs[again.alphabet.index("z")] > 0.5  # "Kazik", remembered
+
+
+def test_a_history_is_learned_in_batched_passes_with_the_counts_and_weights_of_commits(tiny_model_dir, tmp_path):
+    """``learn_history`` asks the RNN for whole messages in batches, not a request per message, and PPM and the mixing
+    weights end as they would after committing each message alone (a message longer than the context a commit
+    conditions on, one with characters outside the alphabet and an empty one included)."""
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.adapt.writer import HISTORY_WHOLE
+
+    long = " ".join(make_sentences(40, seed=5))
+    assert len(long) > HISTORY_WHOLE
+    history = USER_LINES[:20] + ["", "Żaneta’s café — naïve ☃"] + make_sentences(30, seed=4) + [long, "Bye."]
+    config = WriterConfig(model="hybrid", model_dir=tiny_model_dir, backend="torch")
+    one_by_one, batched = build_writer(config), build_writer(config)
+    try:
+        for message in history:  # what learn_history did before: the RNN asked per message, as ``commit`` asks
+            one_by_one.mixer.new_message()
+            one_by_one._mixer_learn([one_by_one.alphabet.index(ch) for ch in message if ch in one_by_one.alphabet])
+        one_by_one.mixer.new_message()
+        service, calls = batched.service, {"request": 0, "message_probs": 0}
+        def counting(name: str):
+            inner = getattr(service, name)
+
+            def counted(*args, **kwargs):
+                calls[name] += 1
+                return inner(*args, **kwargs)
+            return counted
+
+        for name in calls:
+            setattr(service, name, counting(name))
+        done = []
+        assert batched.learn_history(history, progress=done.append, batch=16) == sum(len(m) for m in history)
+        assert sum(done) == len(history)
+        assert calls == {"message_probs": -(-len(history) // 16), "request": -(-len(long) // 256)}  # the long one alone
+        a, b = one_by_one.mixer.ppm.snapshot(), batched.mixer.ppm.snapshot()
+        assert np.array_equal(a["keys"], b["keys"]) and np.array_equal(a["counts"], b["counts"])
+        np.testing.assert_allclose(batched.mixer.gate.w, one_by_one.mixer.gate.w, rtol=0, atol=1e-6)
+        assert not np.allclose(batched.mixer.gate.w, 0.9)  # the weights did learn
+    finally:
+        one_by_one.close(save=False)
+        batched.close(save=False)
