@@ -118,4 +118,4 @@ def test_adapt_shows_progress(tiny_model_dir, tmp_path, capsys):
     assert "step" in err and "PPM" in err and "message" in err  # training steps, then PPM's messages
     assert main([*common, "--no-progress"]) == 0
     err = capsys.readouterr().err
-    assert "PPM" not in err and "step/s" not in err
+    assert "PPM and mixing weights" not in err and "step/s" not in err

@@ -408,12 +408,14 @@ class Writer:
                                    f"{SAVE_WAIT_S} s behind; nothing was written, try again") from None
             parts["rnn"] = encode_weights(weights)
             info.update(session_info)
-        else:  # keep what the RNN part's last save recorded (only profile.json is read, not the parts)
-            try:
-                saved = read_info(self.store.path(self.profile)) or {}
-            except ProfileError:
-                saved = {}
+        try:  # only profile.json is read, not the parts
+            saved = read_info(self.store.path(self.profile)) or {}
+        except ProfileError:
+            saved = {}
+        if snapshot is None:  # keep what the RNN part's last save recorded
             info.update({k: v for k, v in saved.items() if k in ("characters_adapted", "step_scale", "adaptation")})
+        if "corpus_adaptation" in saved:  # what `adapt` measured stays with the profile
+            info["corpus_adaptation"] = saved["corpus_adaptation"]
         path = self.store.save(self.profile, parts, info, self.base_hash)
         self._saved_changes = max(self._saved_changes, changes)
         return path
