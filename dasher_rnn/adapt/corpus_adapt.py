@@ -187,8 +187,8 @@ class Interrupted(Exception):
 
 
 RESUME_SUFFIX = ".adapt-resume"
-TRAIN_COST = 2.2  # a character trained (forward and backward) costs about this many characters scored (measured)
-HISTORY_COST = 1.5  # a character learned by PPM and the mixing weights, with the RNN's batched pass (measured)
+TRAIN_COST = 3.5  # a character trained (forward and backward) costs about this many scored in the sample (measured)
+HISTORY_COST = 1.2  # a character learned by PPM and the mixing weights, with the RNN's batched pass (measured)
 
 
 @dataclass
@@ -214,8 +214,9 @@ class Plan:
         if self.scoring_s:
             steps.append(f"score them with the starting weights (~{_duration(self.scoring_s)})")
         if self.remaining_epochs:
-            steps.append(f"train the RNN for {self.remaining_epochs} epoch" + ("s" if self.remaining_epochs != 1 else "")
-                         + f" (~{_duration(self.epoch_s)} each) on 9 in 10 of them, checking it on the rest")
+            many = self.remaining_epochs != 1
+            steps.append(f"train the RNN for {self.remaining_epochs} epoch{'s' if many else ''} (~{_duration(self.epoch_s)}"
+                         f"{' each' if many else ''}) on most of them, checking it on the ones kept aside")
         if self.history_s:
             steps.append(f"teach PPM and the mixing weights (~{_duration(self.history_s)})")
         start = f"resuming {self.resuming}; " if self.resuming else ""
@@ -300,8 +301,8 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
             rate = _scoring_rate(engine, messages)
         except KeyboardInterrupt:
             raise Interrupted(f"interrupted before any work: profile {profile!r} unchanged") from None
-        scoring_s = chars / rate
-    epoch_s = TRAIN_COST * 0.9 * chars / rate + 0.1 * chars / rate
+        scoring_s = padded_symbols(messages) / rate
+    epoch_s = (TRAIN_COST * (1 - config.held_out) + config.held_out) * chars / rate
     first_epoch, first_step = (saved["epoch"], saved["step"]) if saved is not None else (0, 0)
     train_epochs = 0 if dry_run else max(0, config.epochs - first_epoch)
     if plan is not None:
@@ -386,7 +387,7 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
                     last_save = time.monotonic()
                 if on_step is not None:
                     on_step(epoch, step)
-            bits = message_bits(engine, held_msgs)
+            bits = message_bits(engine, held_msgs, progress=progress, desc="checking")
             now = bits_per_char(bits, held_msgs)
             run["history"].append({"epoch": epoch + 1, "held_out_bpc": now["overall"]})
             bar.write(f"epoch {epoch + 1}: held-out {now['overall']:.4f} bits/char (before adapting "
@@ -414,7 +415,7 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
     if run["best_epoch"] in held_bits:  # scored after that epoch: no second pass
         after = held_bits[run["best_epoch"]]
     else:
-        after = bits_per_char(message_bits(engine, held_msgs), held_msgs)
+        after = bits_per_char(message_bits(engine, held_msgs, progress=progress, desc="checking"), held_msgs)
     report.update({"held_out_bpc_after": after, "history": run["history"], "adapt_seconds": round(elapsed, 1),
                    "chars_per_second": round(chars_done / elapsed) if elapsed else None,
                    "training_chars_per_second": round(chars_done / step_seconds) if step_seconds else None,
@@ -456,11 +457,20 @@ def _save_profile(store: ProfileStore, profile: str, base_hash: str, previous, r
 
 
 def _scoring_rate(engine: CorpusEngine, messages: list[Message], sample: int = 64) -> float:
-    """Characters the engine scores a second, timed on a spread of up to ``sample`` messages."""
-    picked = messages[:: max(1, len(messages) // sample)][:sample]
+    """Symbols the engine scores a second (padding included), timed on ``sample`` messages of about the median
+    length."""
+    by_length = sorted(messages, key=lambda m: len(m.symbols))
+    middle = max(0, len(by_length) // 2 - sample // 2)
+    picked = by_length[middle : middle + sample]
     t = time.perf_counter()
     message_bits(engine, picked)
-    return max(1.0, sum(len(m.text) for m in picked) / max(1e-6, time.perf_counter() - t))
+    return max(1.0, padded_symbols(picked) / max(1e-6, time.perf_counter() - t))
+
+
+def padded_symbols(messages: list[Message], batch: int = 256) -> int:
+    """The symbols ``message_bits`` steps through for ``messages``, the padding of its batches included."""
+    lengths = np.sort([len(m.symbols) for m in messages])
+    return int(sum(len(lengths[i : i + batch]) * lengths[i : i + batch].max() for i in range(0, len(lengths), batch)))
 
 
 def _history_seconds(rate: float, messages: list[Message], history: bool) -> float:
