@@ -1,8 +1,8 @@
 """`dasher-rnn adapt` on a history with its defaults: the wall time of each phase and the held-out gain, and the
 phase that changed (PPM and the mixing weights learning the history) timed old and new back to back.
 
-    python bench/adapt_bench.py [HISTORY] [--threads 2] [--old-messages N] [--epoch-s S --old-epochs 6]
-                                [--results bench/results/adapt.json --beside TEXT]
+    python bench/adapt_bench.py [HISTORY] [--threads 2] [--old-messages N] [--old-epochs 6]
+                                [--results bench/results/adapt.json --beside TEXT] [--from-output RUN.json]
 
 1. The adapt command itself (``dasher_rnn.cli.main``, default settings, a fresh profile in a temporary folder), its
    phases timed from inside: reading, the engine's speed on a sample (the plan's estimate), scoring the corpus with
@@ -12,11 +12,12 @@ phase that changed (PPM and the mixing weights learning the history) timed old a
    is (batched passes), back to back on the same history, each on a fresh Writer built as ``adapt`` builds it (the
    adapted profile, read only): seconds, and the largest difference in the mixing weights and whether PPM's counts
    are equal. ``--old-messages`` times the old path on the first N messages only (both paths on those N).
-3. The old defaults' RNN phase (6 epochs, patience 1) is not re-run: with ``--epoch-s`` (one epoch's seconds, from
-   part 1) it is given as that many epochs' time, labelled as extrapolated.
+3. The old defaults' RNN phase (``--old-epochs`` 6, patience 1) is not re-run: it is given as that many times this
+   run's epoch, labelled as extrapolated.
 
 Prints one JSON object; ``--results`` also writes the tables for bench/report.py (docs/BENCHMARKS.md), ``--beside``
-saying what ran beside it (check ``uptime`` and ``ps``). The load average before and after is recorded either way.
+saying what ran beside it (check ``uptime`` and ``ps``; the load average and the busiest processes before and after are
+recorded either way); ``--from-output`` writes them from a run's printed JSON without running again.
 """
 
 from __future__ import annotations
@@ -202,19 +203,19 @@ def tables(result: dict, beside: str, machine: str, command: str) -> list[dict]:
         "commands": [command],
         "date": time.strftime("%Y-%m-%d"), "machine": machine, "beside": beside,
         "model": "english-lstm (1x768 LSTM), torch engine on the CPU, 2 threads",
-        "source": "python bench/adapt_bench.py --results bench/results/adapt.json",
+        "source": "Written by `python bench/adapt_bench.py --results bench/results/adapt.json`.",
         "note": (f"After: one run of `dasher-rnn adapt` with its defaults ({a['messages']:,} messages, {a['epochs']} "
                  f"epoch): held-out {a['held_out_bpc_before']:.4f} -> {a['held_out_bpc_after']:.4f} bits/char "
                  f"({a['gain']:.1%} better); its plan said about {a['estimate_s']['total_s'] / 60:.0f} min. Before: "
                  f"the same run's phases with the old defaults (6 epochs, patience 1, extrapolated from this run's "
-                 f"epoch; the held-out gain of more epochs is in the text above) and the old PPM path (the RNN asked "
+                 f"epoch; the held-out gain of more epochs is in the text below) and the old PPM path (the RNN asked "
                  f"per message), timed in the same process right after on {old['messages']:,} messages: "
                  f"{old['old_s']:,.0f} s old against {old['new_s']:,.0f} s batched ({old['speedup']}x), CPU "
                  f"{old['old_cpu_s']:,.0f} against {old['new_cpu_s']:,.0f} s; PPM's counts equal: "
                  f"{old['ppm_counts_equal']}, the mixing weights within {old['mixing_weights_max_difference']:.0e}"
                  + ("" if scale == 1 else f"; scaled by {scale:.2f} to the whole history") + ". CPU s: the "
-                 "process's CPU time, all threads (what an idle machine would need at most, in wall time, for the "
-                 "one-thread PPM phase; at least half of it with two cores busy)."),
+                 "process's CPU time over all its threads; on two idle cores a phase's wall time lies between half of "
+                 "it (both cores busy) and all of it (one thread)."),
     }
     return [timing]
 
@@ -228,16 +229,21 @@ def main() -> None:
     parser.add_argument("--old-epochs", type=int, default=6, help="the old default number of epochs")
     parser.add_argument("--results", type=Path, default=None, help="also write the adapt tables to this results file")
     parser.add_argument("--beside", default="not recorded", help="what ran beside it, for the tables")
-    parser.add_argument("--machine", default="a 2-core AMD EPYC (KVM VM), no GPU", help="the machine, for the tables")
+    parser.add_argument("--machine", default="an AMD EPYC VM (2 cores, no GPU)", help="the machine, for the tables")
+    parser.add_argument("--from-output", type=Path, default=None,
+                        help="write --results from a run's printed JSON instead of running (to add --beside after it)")
     args = parser.parse_args()
-    load_before, busy_before = [round(v, 2) for v in os.getloadavg()], others()
-    with tempfile.TemporaryDirectory() as tmp:
-        adapt = run_adapt(args.history, Path(tmp), args.threads)
-        learn = compare_learn_history(args.history, Path(tmp), args.threads, args.old_messages)
-    result = {"history": str(args.history), "threads": args.threads, "adapt": adapt, "learn_history": learn,
-              "old_epochs": args.old_epochs, "load_average_before": load_before, "busiest_before": busy_before,
-              "load_average_after": [round(v, 2) for v in os.getloadavg()], "busiest_after": others()}
-    print(json.dumps(result, indent=1))
+    if args.from_output is not None:
+        result = json.loads(args.from_output.read_text())
+    else:
+        load_before, busy_before = [round(v, 2) for v in os.getloadavg()], others()
+        with tempfile.TemporaryDirectory() as tmp:
+            adapt = run_adapt(args.history, Path(tmp), args.threads)
+            learn = compare_learn_history(args.history, Path(tmp), args.threads, args.old_messages)
+        result = {"history": str(args.history), "threads": args.threads, "adapt": adapt, "learn_history": learn,
+                  "old_epochs": args.old_epochs, "load_average_before": load_before, "busiest_before": busy_before,
+                  "load_average_after": [round(v, 2) for v in os.getloadavg()], "busiest_after": others()}
+        print(json.dumps(result, indent=1))
     if args.results is not None:
         command = "python bench/adapt_bench.py" + (f" --old-messages {args.old_messages}" if args.old_messages else "")
         area = {"area": "adapt", "tables": tables(result, args.beside, args.machine, command)}

@@ -188,7 +188,7 @@ class Interrupted(Exception):
 
 RESUME_SUFFIX = ".adapt-resume"
 TRAIN_COST = 3.5  # a character trained (forward and backward) costs about this many scored in the sample (measured)
-HISTORY_COST = 1.2  # a character learned by PPM and the mixing weights, with the RNN's batched pass (measured)
+HISTORY_COST = 2.5  # a character learned by PPM and the mixing weights, with the RNN's batched pass (measured)
 
 
 @dataclass
