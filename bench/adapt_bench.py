@@ -204,18 +204,15 @@ def tables(result: dict, beside: str, machine: str, command: str) -> list[dict]:
         "date": time.strftime("%Y-%m-%d"), "machine": machine, "beside": beside,
         "model": "english-lstm (1x768 LSTM), torch engine on the CPU, 2 threads",
         "source": "Written by `python bench/adapt_bench.py --results bench/results/adapt.json`.",
-        "note": (f"After: one run of `dasher-rnn adapt` with its defaults ({a['messages']:,} messages, {a['epochs']} "
-                 f"epoch): held-out {a['held_out_bpc_before']:.4f} -> {a['held_out_bpc_after']:.4f} bits/char "
-                 f"({a['gain']:.1%} better); its plan said about {a['estimate_s']['total_s'] / 60:.0f} min. Before: "
-                 f"the same run's phases with the old defaults (6 epochs, patience 1, extrapolated from this run's "
-                 f"epoch; the held-out gain of more epochs is in the text below) and the old PPM path (the RNN asked "
-                 f"per message), timed in the same process right after on {old['messages']:,} messages: "
-                 f"{old['old_s']:,.0f} s old against {old['new_s']:,.0f} s batched ({old['speedup']}x), CPU "
-                 f"{old['old_cpu_s']:,.0f} against {old['new_cpu_s']:,.0f} s; PPM's counts equal: "
-                 f"{old['ppm_counts_equal']}, the mixing weights within {old['mixing_weights_max_difference']:.0e}"
-                 + ("" if scale == 1 else f"; scaled by {scale:.2f} to the whole history") + ". CPU s: the "
-                 "process's CPU time over all its threads; on two idle cores a phase's wall time lies between half of "
-                 "it (both cores busy) and all of it (one thread)."),
+        "note": (f"After: held-out {a['held_out_bpc_before']:.4f} -> {a['held_out_bpc_after']:.4f} bits/char "
+                 f"({a['gain']:.1%} better; the plan said about {a['estimate_s']['total_s'] / 60:.0f} min). Before: "
+                 f"{old_epochs} epochs extrapolated from this run's one; the old PPM path (the RNN asked per message) "
+                 f"timed right after it on {old['messages']:,} messages: {old['old_s']:,.0f} s against "
+                 f"{old['new_s']:,.0f} s batched back to back ({old['speedup']}x), PPM's counts "
+                 f"{'equal' if old['ppm_counts_equal'] else 'NOT equal'}, the mixing weights within "
+                 f"{old['mixing_weights_max_difference']:.0e}"
+                 + ("" if scale == 1 else f"; scaled by {scale:.2f} to the whole history") + ". CPU s: all the "
+                 "process's threads."),
     }
     return [timing]
 
