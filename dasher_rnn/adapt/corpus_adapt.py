@@ -289,6 +289,8 @@ def adapt_to_corpus(engine: CorpusEngine, alphabet: Alphabet, documents: list[Do
         if plan is not None:
             plan(Plan(len(messages), sum(len(m.text) for m in messages), config.epochs, "after the RNN's training "
                       "(it finished)", 0.0, 0.0, _history_seconds(saved.get("rate", 0.0), messages, history), 0))
+        if not history:  # the caller teaches PPM nothing this time: nothing is left to resume
+            clear_resume(store, profile)
         return saved["report"]
 
     chars = sum(len(m.text) for m in messages)
@@ -462,6 +464,7 @@ def _scoring_rate(engine: CorpusEngine, messages: list[Message], sample: int = 6
     by_length = sorted(messages, key=lambda m: len(m.symbols))
     middle = max(0, len(by_length) // 2 - sample // 2)
     picked = by_length[middle : middle + sample]
+    message_bits(engine, picked[:2])  # the first call sets the engine up (threads, buffers): not timed
     t = time.perf_counter()
     message_bits(engine, picked)
     return max(1.0, padded_symbols(picked) / max(1e-6, time.perf_counter() - t))
