@@ -120,7 +120,7 @@ def test_adapt_shows_progress(tiny_model_dir, tmp_path, capsys):
     assert "step" in err and "PPM" in err and "message" in err  # training steps, then PPM's messages
     assert main([*common, "--no-progress"]) == 0
     err = capsys.readouterr().err
-    assert "PPM" not in err and "step/s" not in err
+    assert "PPM and mixing weights" not in err and "step/s" not in err
 
 
 def test_profile_import_checks_the_rnn_part_against_the_model_it_was_adapted_from(tiny_model_dir, tmp_path, capsys):

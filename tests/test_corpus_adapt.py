@@ -53,7 +53,8 @@ def adapt(tiny_model_dir, tmp_path, lines, engine="torch", **kwargs):
         doc.source = doc.source.replace(str(tmp_path), "")
     store = ProfileStore(tmp_path / "profiles")
     cfg = CorpusAdaptConfig(epochs=kwargs.pop("epochs", 4), batch_size=8, seq_len=32, lr=1e-2, held_out=0.2, patience=2,
-                            max_bits=9.0)  # the tiny test model finds plain English harder than the shipped one
+                            max_bits=9.0,  # the tiny test model finds plain English harder than the shipped one
+                            checkpoint_s=kwargs.pop("checkpoint_s", 60.0))
     report = adapt_to_corpus(corpus_engine(folder, cfg, engine, "cpu", 1), folder.alphabet, docs, store, "me",
                              folder.base_hash, cfg, progress=False, log=lambda *_: None, **kwargs)
     return report, store
@@ -97,27 +98,68 @@ def test_improbable_and_foreign_messages_are_dropped(tiny_model_dir, tmp_path):
     assert report["dropped"] == {"mostly_outside_alphabet": 1, "improbable": 1}
 
 
-def test_an_interrupted_run_leaves_the_profile_and_resume_finishes(tiny_model_dir, tmp_path, monkeypatch):
-    adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=1)
-    store = ProfileStore(tmp_path / "profiles")
-    before = (store.path("me") / "profile.json").read_bytes()
-    calls = {"n": 0}
+def interrupt_at(epoch: int, step: int):
+    def on_step(e: int, s: int) -> None:
+        if (e, s) == (epoch, step):
+            raise KeyboardInterrupt
+    return on_step
+
+
+def scoring_spy(monkeypatch) -> list[int]:
+    """The number of messages of every scoring pass from now on."""
+    counts: list[int] = []
     real = corpus_adapt.message_bits
 
-    def interrupt_in_epoch_two(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:  # scoring before, after epoch 1: the 3rd call comes after epoch 2's training
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
+    def spy(engine, messages, *args, **kwargs):
+        counts.append(len(messages))
+        return real(engine, messages, *args, **kwargs)
 
-    monkeypatch.setattr(corpus_adapt, "message_bits", interrupt_in_epoch_two)
-    with pytest.raises(Interrupted, match="unchanged"):
-        adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=4)
-    assert (store.path("me") / "profile.json").read_bytes() == before
-    monkeypatch.setattr(corpus_adapt, "message_bits", real)
-    report, _ = adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=4, resume=True)
-    assert report["history"][0]["epoch"] == 2  # continued after the epoch that completed
-    assert (store.path("me") / "profile.json").read_bytes() != before
+    monkeypatch.setattr(corpus_adapt, "message_bits", spy)
+    return counts
+
+
+def test_ctrl_c_mid_epoch_keeps_the_finished_epochs_and_resume_goes_on_without_scoring(tiny_model_dir, tmp_path,
+                                                                                       monkeypatch):
+    """Ctrl-C in the second epoch: the profile has the first epoch's weights (it improved), the message says so and
+    where ``--resume`` goes on; ``--resume`` scores only the held-out messages (no pass over the corpus) and
+    finishes from epoch 2."""
+    with pytest.raises(Interrupted) as caught:
+        adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=3, on_step=interrupt_at(1, 1))
+    message = str(caught.value)
+    assert "best weights so far (after epoch 1" in message and "goes on from epoch 2 without scoring" in message
+    store = ProfileStore(tmp_path / "profiles")
+    saved = store.load("me")
+    assert "rnn" in saved.parts and [h["epoch"] for h in saved.info["corpus_adaptation"]["history"]] == [1]
+    assert corpus_adapt.resume_folder(store, "me").is_dir()
+    scored = scoring_spy(monkeypatch)
+    report, _ = adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=3, resume=True)
+    assert [h["epoch"] for h in report["history"]] == [1, 2, 3][len(report["history"]) == 2:]
+    assert report["history"][-1]["epoch"] == 3 and report["history"][0]["epoch"] in (1, 2)
+    assert set(scored) == {report["held_out_messages"]}  # only the held-out messages, after each epoch
+    assert report["held_out_bpc_before"] == saved.info["corpus_adaptation"]["held_out_bpc_before"]
+    assert store.load("me").characters_adapted == report["train_chars"]  # counted once for the run
+    assert not corpus_adapt.resume_folder(store, "me").exists()
+
+
+def test_ctrl_c_before_an_epoch_finished_says_so_and_resume_starts_where_it_was_saved(tiny_model_dir, tmp_path,
+                                                                                     monkeypatch):
+    """Ctrl-C in the first epoch leaves the profile as it was and never claims an epoch finished; with a checkpoint
+    every step (``checkpoint_s`` 0), ``--resume`` goes on from the step after the last one saved."""
+    with pytest.raises(Interrupted) as caught:
+        adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=2, on_step=interrupt_at(0, 0))
+    message = str(caught.value)
+    assert "profile 'me' unchanged" in message and "last epoch" not in message
+    assert "no training step was saved; `--resume` starts the training again without scoring" in message
+    store = ProfileStore(tmp_path / "profiles")
+    assert store.load("me") is None
+    with pytest.raises(Interrupted) as caught:
+        adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=2, checkpoint_s=0.0, on_step=interrupt_at(0, 2))
+    assert "goes on from epoch 1, step 4 of" in str(caught.value) and store.load("me") is None
+    scored, steps = scoring_spy(monkeypatch), []
+    report, _ = adapt(tiny_model_dir, tmp_path, USER_LINES, epochs=2, resume=True,
+                      on_step=lambda e, s: steps.append((e, s)))
+    assert steps[0] == (0, 3) and set(scored) == {report["held_out_messages"]}
+    assert [h["epoch"] for h in report["history"]] == [1, 2]
 
 
 def test_dry_run_changes_nothing(tiny_model_dir, tmp_path):
@@ -153,12 +195,12 @@ def test_one_message_is_learned_by_ppm_and_leaves_the_rnn_as_it_was(tiny_model_d
     one = Path("one.txt")
     one.write_text("hello there, see you soon")
     assert main(["adapt", str(one), "--profile", "me", "--model-dir", str(tiny_model_dir), "--profiles-dir",
-                 str(tmp_path / "p"), "--no-progress", "--epochs", "1"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("too little text to check that adapting helps")
-    report = json.loads(out[out.index("\n{") + 1 : out.rindex("}") + 1])
+                 str(tmp_path / "p"), "--no-progress", "--epochs", "1", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert "too little text to check that adapting helps" in err
+    report = json.loads(out)  # --json: the report alone on stdout, the summary on stderr
     assert report["train_messages"] == 1 and report["held_out_messages"] == 0 and "held_out_bpc_after" not in report
-    assert "1 message to train on and none to keep aside" in out
+    assert "1 message to train on and none to keep aside" in err
     profile = ProfileStore(tmp_path / "p").load("me")
     assert profile.info["characters_adapted"] == 0 and report["ppm"]["characters_learned"] > 0
 
@@ -180,10 +222,13 @@ def test_cli_bad_inputs_get_messages_and_exit_codes(tiny_model_dir, tmp_path, ca
     good = tmp_path / "good.txt"
     good.write_text("\n".join(USER_LINES))
     assert main(["adapt", str(good), *common, "--epochs", "1"]) == 0
-    out = capsys.readouterr().out
-    report = json.loads(out[: out.rindex("}") + 1])
-    assert "held-out" in out and report["train_messages"] > 0
-    assert report["ppm"]["characters_learned"] > 0 and "ppm" in ProfileStore(tmp_path / "p").load("me").parts
+    out, err = capsys.readouterr()
+    assert err.index("adapting profile 'me' on torch: ") < err.index("epoch 1: held-out")  # the plan comes first
+    assert "1 epoch (~" in err and "in all; Ctrl+C keeps what was learned" in err
+    assert out.startswith("profile 'me':\n  RNN: ") and "{" not in out  # the summary, no JSON without --json
+    assert "PPM and the mixing weights: learned" in out
+    saved = ProfileStore(tmp_path / "p").load("me")
+    assert saved.info["corpus_adaptation"]["train_messages"] > 0 and "ppm" in saved.parts
     scores = []
     for extra in ([], ["--profile", "me", "--profiles-dir", str(tmp_path / "p")]):
         assert main(["eval", "--model-dir", str(tiny_model_dir), str(good), "--json", *extra]) == 0
@@ -206,3 +251,73 @@ def test_the_hybrids_ppm_and_weights_learn_the_corpus_and_persist(tiny_model_dir
     probs = again.mixer.ppm.probs_at(again.mixer.context_after("Zofia and Ka"))
     again.close(save=False)
     assert probs[again.alphabet.index("z")] > 0.5  # "Kazik", remembered
+
+
+def test_a_history_is_learned_in_batched_passes_with_the_counts_and_weights_of_commits(tiny_model_dir, tmp_path):
+    """``learn_history`` asks the RNN for whole messages in batches, not a request per message, and PPM and the mixing
+    weights end as they would after committing each message alone (a message longer than the context a commit
+    conditions on, one with characters outside the alphabet and an empty one included)."""
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.adapt.writer import HISTORY_WHOLE
+
+    long = " ".join(make_sentences(40, seed=5))
+    assert len(long) > HISTORY_WHOLE
+    history = USER_LINES[:20] + ["", "Żaneta’s café — naïve ☃"] + make_sentences(30, seed=4) + [long, "Bye."]
+    config = WriterConfig(model="hybrid", model_dir=tiny_model_dir, backend="torch")
+    one_by_one, batched = build_writer(config), build_writer(config)
+    try:
+        for message in history:  # what learn_history did before: the RNN asked per message, as ``commit`` asks
+            one_by_one.mixer.new_message()
+            one_by_one._mixer_learn([one_by_one.alphabet.index(ch) for ch in message if ch in one_by_one.alphabet])
+        one_by_one.mixer.new_message()
+        service, calls = batched.service, {"request": 0, "message_probs": 0}
+        def counting(name: str):
+            inner = getattr(service, name)
+
+            def counted(*args, **kwargs):
+                calls[name] += 1
+                return inner(*args, **kwargs)
+            return counted
+
+        for name in calls:
+            setattr(service, name, counting(name))
+        done = []
+        assert batched.learn_history(history, progress=done.append, batch=16) == sum(len(m) for m in history)
+        assert sum(done) == len(history)
+        assert calls == {"message_probs": -(-len(history) // 16), "request": -(-len(long) // 256)}  # the long one alone
+        a, b = one_by_one.mixer.ppm.snapshot(), batched.mixer.ppm.snapshot()
+        assert np.array_equal(a["keys"], b["keys"]) and np.array_equal(a["counts"], b["counts"])
+        np.testing.assert_allclose(batched.mixer.gate.w, one_by_one.mixer.gate.w, rtol=0, atol=1e-6)
+        assert not np.allclose(batched.mixer.gate.w, 0.9)  # the weights did learn
+    finally:
+        one_by_one.close(save=False)
+        batched.close(save=False)
+
+
+def test_ctrl_c_while_ppm_learns_keeps_the_rnn_and_resume_teaches_ppm_without_training(tiny_model_dir, tmp_path,
+                                                                                      capsys, monkeypatch):
+    from dasher_rnn.adapt.writer import Writer
+
+    good = tmp_path / "good.txt"
+    good.write_text("\n".join(USER_LINES))
+    common = ["adapt", str(good), "--profile", "me", "--model-dir", str(tiny_model_dir), "--profiles-dir",
+              str(tmp_path / "p"), "--no-progress", "--epochs", "1"]
+    real = Writer.learn_history
+
+    def interrupted(self, messages, progress=None, **kwargs):
+        real(self, messages[:3], progress=progress)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Writer, "learn_history", interrupted)
+    assert main(common) == 130
+    err = capsys.readouterr().err
+    assert "PPM and the mixing weights of profile 'me' are as they were" in err and "RNN's adapted weights are saved" in err
+    store = ProfileStore(tmp_path / "p")
+    assert "rnn" in store.load("me").parts and "ppm" not in store.load("me").parts
+    monkeypatch.setattr(Writer, "learn_history", real)
+    scored = scoring_spy(monkeypatch)
+    assert main([*common, "--resume", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert scored == [] and "resuming after the RNN's training" in err  # no scoring, no training
+    assert json.loads(out)["ppm"]["characters_learned"] == sum(len(line) for line in USER_LINES)
+    assert "ppm" in store.load("me").parts and not corpus_adapt.resume_folder(store, "me").exists()

@@ -265,8 +265,8 @@ def test_without_torch_adapt_teaches_a_profile(light, tmp_path):
     (tmp_path / "mine.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "probe.txt").write_text("Zofia and Kazik bring bigos on Sunday.\n")
     done = _run([bin_dir / "dasher-rnn", "adapt", "mine.txt", "--profile", "zofia", "--epochs", "2", "--threads", "1",
-                 "--no-progress"], cwd=tmp_path, env=env)
-    report = json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
+                 "--no-progress", "--json"], cwd=tmp_path, env=env)
+    report = json.loads(done.stdout)
     assert report["held_out_bpc_after"]["overall"] < report["held_out_bpc_before"]["overall"]
     assert report["ppm"]["characters_learned"] > 0
     scores = []

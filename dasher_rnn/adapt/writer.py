@@ -55,6 +55,11 @@ MIXER_CONTEXT = 500  # characters of the message before a commit that the mixing
 MIXER_CHUNK = 256  # committed characters scored per request for the mixing weights' update
 SAVE_WAIT_S = 300  # how long a save waits for the adaptation to catch up with what was committed
 AUTOSAVE_S = 30.0  # the app: how often the profile is saved in the background while learning
+HISTORY_BATCH = 256  # messages of a history whose RNN probabilities ``learn_history`` asks for in one batched pass
+# the longest message whose every committed character ``commit`` conditions on the whole message before it (the
+# chunks it asks for start where at most MIXER_CONTEXT characters came before): ``learn_history`` reads such a message
+# from its start in the batched pass, a longer one as ``commit`` does
+HISTORY_WHOLE = MIXER_CHUNK * (MIXER_CONTEXT // MIXER_CHUNK + 1)
 
 
 class WriterError(RuntimeError):
@@ -262,20 +267,44 @@ class Writer:
             for symbol, dist in zip(chunk, dists, strict=True):
                 mixer.commit(symbol, float(dist.probs[symbol] / dist.probs.sum()), learn=True)
 
-    def learn_history(self, messages: list[str], progress: Callable[[int], None] | None = None) -> int:
+    def learn_history(self, messages: list[str], progress: Callable[[int], None] | None = None,
+                      batch: int = HISTORY_BATCH) -> int:
         """PPM and the mixing weights learn past messages as if they had been written here, without dynamic
-        evaluation (``dasher-rnn adapt`` fine-tunes the RNN on them separately); returns the characters learned."""
+        evaluation (``dasher-rnn adapt`` fine-tunes the RNN on them separately); returns the characters learned.
+        The RNN's probabilities come for ``batch`` messages at a time in one batched pass
+        (``PredictorService.message_probs``), the next batch's computed on the predictor's thread while PPM learns
+        this one, and they are those ``commit`` would have asked for one message at a time: the same counts and
+        weights, to float rounding. A message longer than the context a commit conditions on (``MIXER_CONTEXT``)
+        is learned as ``commit`` learns it."""
         if self.mixer is None:
             return 0
         learned = 0
         was, self._adapting = self._adapting, True
+        encoded = [[self.alphabet.index(ch) for ch in message if ch in self.alphabet] for message in messages]
+        starts = list(range(0, len(messages), max(1, batch)))
+
+        def probs(start: int) -> Future | None:
+            if self.service is None:
+                return None
+            chunk = encoded[start : start + batch]
+            return self.service.message_probs([s if len(s) <= HISTORY_WHOLE else [] for s in chunk])
+
         try:
-            for message in messages:
-                self.mixer.new_message()
-                self._mixer_learn([self.alphabet.index(ch) for ch in message if ch in self.alphabet])
-                learned += len(message)
-                if progress is not None:
-                    progress(1)
+            ahead = probs(starts[0]) if starts else None
+            for k, start in enumerate(starts):
+                current, ahead = ahead, probs(starts[k + 1]) if k + 1 < len(starts) else None
+                rnn = current.result() if current is not None else None
+                for j in range(start, min(start + batch, len(messages))):
+                    self.mixer.new_message()
+                    symbols = encoded[j]
+                    if rnn is None or len(symbols) > HISTORY_WHOLE:
+                        self._mixer_learn(symbols)
+                    else:
+                        for symbol, p in zip(symbols, rnn[j - start].tolist(), strict=True):
+                            self.mixer.commit(symbol, p, learn=True)
+                    learned += len(messages[j])
+                    if progress is not None:
+                        progress(1)
             self.mixer.new_message()
         finally:
             self._adapting = was
@@ -380,12 +409,14 @@ class Writer:
                                    f"{SAVE_WAIT_S} s behind; nothing was written, try again") from None
             parts["rnn"] = encode_weights(weights)
             info.update(session_info)
-        else:  # keep what the RNN part's last save recorded (only profile.json is read, not the parts)
-            try:
-                saved = read_info(self.store.path(self.profile)) or {}
-            except ProfileError:
-                saved = {}
+        try:  # only profile.json is read, not the parts
+            saved = read_info(self.store.path(self.profile)) or {}
+        except ProfileError:
+            saved = {}
+        if snapshot is None:  # keep what the RNN part's last save recorded
             info.update({k: v for k, v in saved.items() if k in ("characters_adapted", "step_scale", "adaptation")})
+        if "corpus_adaptation" in saved:  # what `adapt` measured stays with the profile
+            info["corpus_adaptation"] = saved["corpus_adaptation"]
         path = self.store.save(self.profile, parts, info, self.base_hash)
         self._saved_changes = max(self._saved_changes, changes)
         return path

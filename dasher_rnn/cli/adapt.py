@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="decay toward the starting weights per step")
     p.add_argument("--max-bits", type=float, default=config_default(CORPUS_ADAPT, "max_bits"),
                    help="drop messages above this many bits/char")
-    p.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    p.add_argument("--resume", action="store_true",
+                   help="go on with an interrupted run from what it saved (no second scoring of your writing)")
     p.add_argument("--dry-run", action="store_true", help="read, filter and score only; change nothing")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda (cuda: the torch engine)")
     p.add_argument("--engine", default="auto", choices=["auto", "torch", "numpy"],
@@ -30,6 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "installed")
     p.add_argument("--threads", type=int, default=0, help="CPU threads of torch or numpy's BLAS (0: all cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the full report as JSON (the summary goes to stderr)")
     p.add_argument("--max-chars", type=positive_int, default=config_default(CORPUS_ADAPT, "max_chars"),
                    help="use at most this many characters of your writing (the files after are left out, and said)")
     p.add_argument("--no-ppm", action="store_true", help="leave the profile's PPM and mixing weights as they are")
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, adapt_to_corpus, corpus_engine
+    from dasher_rnn.adapt.corpus_adapt import CorpusAdaptConfig, Interrupted, Plan, adapt_to_corpus, corpus_engine
     from dasher_rnn.adapt.profiles import ProfileError, ProfileStore, check_name, decode_weights
     from dasher_rnn.adapt.user_corpus import read_user_corpus
     from dasher_rnn.extras import set_torch_threads
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     for path, count in read_report.replaced_bytes.items():
         print(f"warning: {path}: not valid UTF-8, {count} bytes replaced", file=sys.stderr)
     if read_report.duplicates:
-        print(f"dropped {read_report.duplicates} duplicate documents")
+        print(f"dropped {read_report.duplicates} duplicate documents", file=sys.stderr)
     if read_report.left_out:
         shown = ", ".join(read_report.left_out[:3]) + (", ..." if len(read_report.left_out) > 3 else "")
         print(f"warning: your writing is longer than --max-chars ({args.max_chars:,} characters): the first "
@@ -85,19 +87,27 @@ def run(args: argparse.Namespace) -> int:
         except ProfileError as exc:
             raise ValueError(f"{exc}; `dasher-rnn profile reset {args.profile}` starts it afresh") from None
         if existing is not None:
-            print(f"continuing profile {args.profile!r} ({existing.characters_adapted:,} characters adapted)")
+            print(f"continuing profile {args.profile!r} ({existing.characters_adapted:,} characters adapted)",
+                  file=sys.stderr)
+        history = not args.dry_run and not args.no_ppm
+
+        def plan(p: Plan) -> None:
+            print(f"adapting profile {args.profile!r} on {engine.name}: {p.describe()}; Ctrl+C keeps what was "
+                  "learned and `--resume` goes on from it", file=sys.stderr)
+
         try:
             report = adapt_to_corpus(engine, alphabet, documents, store, args.profile, folder.base_hash, cfg,
-                                     resume=args.resume, dry_run=args.dry_run, progress=not args.no_progress)
+                                     resume=args.resume, dry_run=args.dry_run, progress=not args.no_progress,
+                                     history=history, plan=plan, log=lambda line: print(line, file=sys.stderr))
         except Interrupted as exc:
             print(str(exc), file=sys.stderr)
             return 130
         report["read"] = read_report.to_json()
-        if not args.dry_run and not args.no_ppm:
+        if history:
             from tqdm import tqdm
 
             from dasher_rnn.adapt.compose import WriterConfig, build_writer
-            from dasher_rnn.adapt.corpus_adapt import split_messages
+            from dasher_rnn.adapt.corpus_adapt import clear_resume, split_messages
 
             # PPM and the mixing weights learn the corpus as if it had been written in the app, beside the RNN's
             # new weights (their probabilities teach the mixing weights)
@@ -107,15 +117,23 @@ def run(args: argparse.Namespace) -> int:
                                                backend="torch" if engine.name == "torch" else "auto",
                                                adapt_engine=engine.name, threads=args.threads or None))
             try:
-                with tqdm(total=len(messages), unit="message", desc="PPM", disable=args.no_progress) as bar:
+                with tqdm(total=len(messages), unit="message", desc="PPM and mixing weights",
+                          disable=args.no_progress) as bar:
                     chars = writer.learn_history([m.text for m in messages], progress=bar.update)
-            finally:
-                writer.close(save=True)
+            except KeyboardInterrupt:
+                writer.close(save=False)
+                print(f"interrupted: PPM and the mixing weights of profile {args.profile!r} are as they were (they had "
+                      "not finished learning your writing); the RNN's adapted weights are saved in it; `--resume` "
+                      "teaches PPM and the mixing weights without training the RNN again", file=sys.stderr)
+                return 130
+            writer.close(save=True)
+            clear_resume(store, args.profile)
             report["ppm"] = {"characters_learned": chars, "notice": writer.notice}
-        print(json.dumps(report, indent=1))
-        print(f"profile {args.profile!r}:" + (" (dry run: nothing was changed)" if args.dry_run else ""))
-        for line in summary(report, dry_run=args.dry_run, no_ppm=args.no_ppm):
-            print(f"  {line}")
+        lines = [f"profile {args.profile!r}:" + (" (dry run: nothing was changed)" if args.dry_run else "")]
+        lines += [f"  {line}" for line in summary(report, dry_run=args.dry_run, no_ppm=args.no_ppm)]
+        print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
+        if args.json:
+            print(json.dumps(report, indent=1))
     finally:
         if lock is not None:
             lock.release()

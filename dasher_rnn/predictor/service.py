@@ -165,6 +165,13 @@ class PredictorService:
 
         return self._call(swap)
 
+    def message_probs(self, messages: list[np.ndarray]) -> Future:
+        """The probability of each symbol of each message after the symbols before it, every message read from a
+        message start, all in one batched pass on the worker (``ContextTree.message_probs``): a list of float64
+        arrays as a Future. The tree's nodes are untouched; the requests queued meanwhile wait for the pass, so the
+        caller keeps batches to what it can wait for."""
+        return self._call(self.tree.message_probs, [np.asarray(m, np.int64) for m in messages])
+
     # -- blocking conveniences ---------------------------------------------------
     def root(self, text: str = "") -> Node:
         return self.root_async(text).result()

@@ -214,6 +214,34 @@ class ContextTree:
             out.append(node.log_probs)
         return out
 
+    def message_probs(self, messages: list[np.ndarray]) -> list[np.ndarray]:
+        """The probability of each symbol of each message (int64 symbol ids) after the symbols before it, every
+        message read from a message start: one batched step per position for all messages at once (longest first,
+        a message leaving the batch where it ends), without nodes, so the budget does not bound the batch. Each
+        distribution normalised as ``Distribution.probs`` over its sum (float64)."""
+        logp0, h0, c0 = self._initial
+        out = [np.empty(len(m), np.float64) for m in messages]
+        order = sorted((i for i, m in enumerate(messages) if len(m)), key=lambda i: -len(messages[i]))
+        if not order:
+            return out
+        first = np.exp(np.asarray(logp0, np.float32).astype(np.float64))
+        first /= first.sum()
+        for i in order:
+            out[i][0] = first[messages[i][0]]
+        lengths = np.array([len(messages[i]) for i in order])
+        h = np.repeat(np.asarray(h0)[:, None, :], len(order), axis=1)
+        c = np.repeat(np.asarray(c0)[:, None, :], len(order), axis=1)
+        for t in range(1, int(lengths[0])):
+            rows = int(np.count_nonzero(lengths > t))  # the messages with a symbol at ``t``: a prefix, longest first
+            symbols = np.array([messages[i][t - 1] for i in order[:rows]], np.int64)
+            logp, h, c = self.backend.step(symbols, np.ascontiguousarray(h[:, :rows]), np.ascontiguousarray(c[:, :rows]))
+            probs = np.exp(np.asarray(logp, np.float32).astype(np.float64))
+            targets = np.array([messages[i][t] for i in order[:rows]], np.int64)
+            picked = probs[np.arange(rows), targets] / probs.sum(axis=1)
+            for k, i in enumerate(order[:rows]):
+                out[i][t] = picked[k]
+        return out
+
     def release(self, node: Node) -> None:
         """Release a node and its whole subtree (their handles become invalid)."""
         if node.released:
