@@ -226,3 +226,19 @@ def test_simulate_writes_by_gaze_from_the_command_line(capsys):
                  "--fps", "30", "--json", "--no-progress"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["input"] == "gaze" and summary["phrases"] == 1 and summary["failed"] == 0
+
+
+def test_a_rest_that_ends_off_the_view_is_taken_back_when_writing_stops():
+    """A gaze resting near the right edge writes before the rest is seen; then it goes to the text panel, off the
+    view, and writing stops: what the rest wrote is taken back. Before: it stayed (the real window, poor tracker:
+    "I am thirsty for th")."""
+    from tests.test_gaze_trust import ppm_gaze_controller
+
+    c = ppm_gaze_controller(speed_bps=3.0, control_mode=False)
+    c.start()
+    for _ in range(int(1.2 / DT)):
+        c.frame(NEAR_EDGE, DT)
+    assert c.zoom.output and not c.held
+    for _ in range(3 * 30):
+        c.frame(None, DT)
+    assert not c.running and c.zoom.output == ""

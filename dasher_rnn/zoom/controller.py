@@ -316,7 +316,10 @@ class WritingController(GazeRules, Confirmations, SwitchControl):
             self.toggle()
         self._away = 0.0 if pointer is not None else self._away + dt
         if self.running and self._seen_pointer and self.pauses_outside and self._away >= AWAY_STOP_S:
+            taken_back = self._rested_away() if self.preset.rest_holds else None
             self.stop("outside")  # it left the canvas for a while (started with it elsewhere, e.g. from a button: wait)
+            if taken_back is not None:
+                return taken_back
         if self.running and pointer is not None:
             self._seen_pointer = True
             if not self.preset.rest_holds:

@@ -104,6 +104,14 @@ class GazeRules:
         return (rest.seconds >= share * REST_MIN_S and rest.pursuit < PURSUIT_MIN
                 and (rest.slid > share * SLID_HOLD and rest.zoomed > share * SLID_ZOOM or rest.zoomed > share * ZOOM_HOLD))
 
+    def _rested_away(self) -> Frame | None:
+        """The gaze left the view for good (writing stops) after a rest in the making, or on a saccade from one: what
+        the zoom wrote since the mark is nobody's and is taken back (the frame that does it; None: nothing to take)."""
+        rested = not self._steered_before if self._in_transit else self._rested or self._resting(0.5)
+        if rested and self._rest_mark is not None and self._rest_mark[0].text != self.zoom.text:
+            return self._go_back(*self._rest_mark)
+        return None
+
     def _reset_rest(self) -> None:
         self.rest.reset()
         self.held = self._rested = False
