@@ -14,6 +14,7 @@ Policy for characters outside an alphabet (after ``normalise``):
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -77,8 +78,7 @@ class Alphabet:
         if not 0 < len(symbols) < BREAK:  # first: the checks below are then on at most 254 symbols
             raise AlphabetError(f"alphabet {self.name!r} must have 1-{MAX_SYMBOLS} symbols, not {len(symbols)}")
         if len(set(symbols)) != len(symbols):
-            seen: set[str] = set()
-            twice = sorted({ch for ch in symbols if ch in seen or seen.add(ch)})
+            twice = sorted(ch for ch, n in Counter(symbols).items() if n > 1)
             raise AlphabetError(f"alphabet {self.name!r} lists a symbol twice: {''.join(twice)!r}")
         bad = [ch for ch in symbols if not usable_symbol(ch)]
         if bad:
