@@ -96,3 +96,15 @@ def test_the_tutorial_pauses_the_resting_frames_and_gives_them_back(qtbot, setti
     assert not window.writing.timer.isActive() and not window.writing.idle
     dialog.reject()
     assert window.writing.timer.isActive()
+
+
+def test_characters_waiting_for_direct_output_keep_the_frames_going(qtbot, settings_path, monkeypatch):  # noqa: F811
+    from dasher_rnn.ui.parts.output import OutputPart
+
+    waiting = {"now": True}
+    monkeypatch.setattr(OutputPart, "waiting", property(lambda self: waiting["now"]))
+    window = running_window(qtbot)
+    qtbot.wait(1500)  # three times as long as stillness needs to rest the frames: they go on, retrying the typing
+    assert window.writing.timer.isActive() and not window.writing.idle
+    waiting["now"] = False  # typed
+    wait_idle(qtbot, window)

@@ -98,7 +98,8 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     elif not prefs.tutorial_done:  # the first start: learn to steer before writing
         QTimer.singleShot(0, window.open_tutorial)
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
-    # closed); the frame timer gives Python the chance to run the handler. The handler only asks the event loop to
+    # closed); the frame timer (while idle, its look at the input ten times a second) gives Python the chance to run
+    # the handler. The handler only asks the event loop to
     # close the window: Python runs it between any two bytecodes, and closing in the middle of another slot (the
     # tutorial being opened) would leave that slot to finish on a closed window.
     previous = {sig: signal.signal(sig, lambda *_: QTimer.singleShot(0, window.close))

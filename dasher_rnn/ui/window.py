@@ -188,6 +188,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         w, m = self.writing, self.messages
         w.framed.connect(self._on_frame)
+        w.keep_awake.append(lambda: self.output.waiting)  # its retries come with the frames
         self.phrases.wrote.connect(self._on_phrase_written)
         w.stopped.connect(self.output.on_stop)
         w.status_due.connect(self.update_status)

@@ -98,6 +98,8 @@ class WritingPart(QObject):
         self.idle_timer.timeout.connect(self._poll)
         self._quiet = 0.0  # seconds with nothing moving
         self._last_pointer: tuple[float, float] | None = None
+        # what else keeps the frames going while it lasts (direct output's characters waiting to be typed)
+        self.keep_awake: list[Callable[[], bool]] = []
         view.installEventFilter(self)  # the mouse on the canvas wakes the frames at once
 
     # -- settings -------------------------------------------------------------------------
@@ -187,7 +189,8 @@ class WritingPart(QObject):
         if self._since_status >= IDLE_STATUS_S:
             self._since_status = 0.0
             self.status_due.emit()  # what the input says can change with time ("no data for 5 s")
-        if pointer != self._last_pointer or c.running or c.pending is not None or c.zoom.answers_pending:
+        if pointer != self._last_pointer or c.running or c.pending is not None or c.zoom.answers_pending \
+                or any(busy() for busy in self.keep_awake):
             self.wake()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
@@ -223,7 +226,8 @@ class WritingPart(QObject):
             self.status_due.emit()
         c = self.controller
         moving = (c.running or c.pending is not None or c.held or frame.bits != 0 or c.dwell.progress > 0
-                  or c.confirm_dwell.progress > 0 or c.zoom.answers_pending > 0 or pointer_screen != self._last_pointer)
+                  or c.confirm_dwell.progress > 0 or c.zoom.answers_pending > 0 or pointer_screen != self._last_pointer
+                  or any(busy() for busy in self.keep_awake))
         self._last_pointer = pointer_screen
         self._quiet = 0.0 if moving else self._quiet + dt
         if self._quiet >= IDLE_AFTER_S and self.timer.isActive():
