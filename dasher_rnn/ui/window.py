@@ -261,6 +261,7 @@ class MainWindow(QMainWindow):
         self.status.show_figures(c.stats(), c.writer.status() if c.writer is not None else None)
         if self.journal is not None:
             self.status.set_notice("journal", self.journal.notice or "")
+        self.input.follow_state()
         self.status.set_notice("input-problems", self.input.problems())
         self.writing.follow_speed()
 

@@ -142,6 +142,12 @@ class InputPart(QObject):
             options["screen_origin"] = (round(geometry.x() * ratio), round(geometry.y() * ratio))
         return options
 
+    def follow_state(self) -> None:
+        """The input's line in the status bar as its source says now (connecting, receiving, retrying, following a
+        face...): a source's state changes after it opens, and the line set then would go on saying it."""
+        if self.gaze is not None:
+            self.notices.set_notice("input", f"{self.gaze.description}.")
+
     def problems(self) -> str:
         """Why the source gives no pointer now (lost, silent) and what went wrong with its data (bad datagrams or
         lines, a stopped receiver), for the status bar."""
