@@ -26,6 +26,11 @@ on the red cross, the other phrases skipped, then the control-box step's first t
 while the user rests on the red cross to start: the dwell ring part filled, the way to the control box and its
 Delete word box drawn, the step's task and hint shown.
 
+    xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/tutorial-gaze-dwell --tutorial-gaze-dwell
+
+writes PREFIX.png: the tutorial's first page on a first start with `--input gaze-udp` (the eye-tracker preset), the
+gaze resting on Start practising, the dwell's fill part way across it.
+
     xvfb-run -s "-screen 0 1600x900x24" python bench/screenshots.py docs/progress --progress 40
 
 has the simulated user write 40 messages of one person's (made-up) writing in the window, with the hybrid
@@ -231,6 +236,62 @@ def tutorial_dwell(path: str, preset: str, fps: float = 30.0, ring: float = 0.6)
             for _ in range(5):
                 app.processEvents()
             save_picture(dialog, path)
+            dialog.reject()
+        finally:
+            window.close()
+    return path
+
+
+def tutorial_gaze_dwell(path: str, fill: float = 0.6, fps: float = 30.0) -> str:
+    """The tutorial's first page as a gaze user sees it on a first start (`app --input gaze-udp`: the eye-tracker
+    preset), the gaze resting on "Start practising" with the dwell's fill ``fill`` across it."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QApplication
+
+    from dasher_rnn.adapt.compose import WriterConfig, build_writer
+    from dasher_rnn.input.gaze import GazeSource
+    from dasher_rnn.settings import SettingsStore
+    from dasher_rnn.ui.app import _application
+    from dasher_rnn.ui.tutorial import BUTTON_DWELL_S
+    from dasher_rnn.ui.window import MainWindow
+    from dasher_rnn.zoom.controller import WritingController
+    from dasher_rnn.zoom.sources import WriterSource
+
+    class Gaze(GazeSource):  # a gaze resting where the script looks
+        def look_at(self, widget: QWidget) -> None:
+            centre, screen = widget.mapToGlobal(widget.rect().center()), widget.screen().geometry()
+            self._push((centre.x() - screen.x()) / screen.width(), (centre.y() - screen.y()) / screen.height(),
+                       time.monotonic())
+
+    app = _application()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SettingsStore(Path(tmp) / "settings.json")
+        prefs = store.load().updated(input="gaze-udp", gaze_port=1)  # the port is never opened: the gaze is faked
+        prefs = prefs.with_preset(prefs.preset_for_input(), by_hand=False)
+        source = WriterSource(build_writer(WriterConfig(model="uniform")), prefs.start_lower_share)
+        window = MainWindow(WritingController(source, prefs.controller_config()), store, prefs, start_timer=False)
+        try:
+            window.input.close()
+            gaze = window.input.gaze = Gaze(stale_after=600.0)
+            window.show_sized_to_screen()
+            app.processEvents()
+            dialog = window.open_tutorial(start_timer=False)
+            dialog.setGeometry(dialog.screen().geometry())  # full screen, as a window manager makes it for this preset
+            for _ in range(5):
+                app.processEvents()
+            for _ in range(int(fill * BUTTON_DWELL_S * fps)):
+                gaze.look_at(dialog.start_practice_button)
+                dialog.tick(1.0 / fps)
+                app.processEvents()
+            for _ in range(5):
+                app.processEvents()
+            if QApplication.platformName() == "offscreen":
+                dialog.grab().save(path)
+            else:
+                save_picture(dialog, path)
             dialog.reject()
         finally:
             window.close()
@@ -452,6 +513,9 @@ def main() -> None:
     parser.add_argument("--tutorial-input", metavar="PRESET", choices=("eye-tracker", "head-mouse"),
                         help="instead: picture the tutorial's practice for this preset at its control-box step, "
                              "resting on the red cross (PREFIX.png)")
+    parser.add_argument("--tutorial-gaze-dwell", action="store_true",
+                        help="instead: picture the tutorial's first page for a gaze input, the gaze resting on "
+                             "Start practising, its dwell fill part way (PREFIX.png)")
     parser.add_argument("--progress", type=int, default=0, metavar="N",
                         help="instead: write N messages with a new profile and picture View > Progress")
     parser.add_argument("--language", metavar="CODE", default="",
@@ -480,6 +544,9 @@ def main() -> None:
         return
     if args.tutorial:
         print("\n".join(tutorial(args.prefix)))
+        return
+    if args.tutorial_gaze_dwell:
+        print(tutorial_gaze_dwell(f"{args.prefix}.png"))
         return
     if args.tutorial_input:
         print(tutorial_dwell(f"{args.prefix}.png", args.tutorial_input))

@@ -41,7 +41,8 @@ from pydantic import (
 from dasher_rnn.files import UnreadableFile, parse_json, read_bounded, set_aside
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
-from dasher_rnn.input.registry import INPUT_NAMES
+from dasher_rnn.input.registry import INPUT_NAMES, INPUTS
+from dasher_rnn.zoom.switching import SwitchConfig
 from dasher_rnn.input.switches import DEFAULT_JOYSTICK, DEFAULT_SWITCH_PORT, SWITCH_SOURCES
 from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
 from dasher_rnn.zoom.switching import SwitchConfig
@@ -235,6 +236,9 @@ class Preferences(_Repaired):
     socket_y_min: SocketValue = 0.0
     socket_y_max: SocketValue = 1.0
     preset: Literal[tuple(PRESETS)] = _ENGINE.preset
+    # the input for which the user chose the preset by hand (the Preset box, Preferences, `app --preset`): with that
+    # input the preset is kept; with any other (or None) the input brings its own preset (input/registry.py)
+    preset_chosen_for: Literal[INPUT_NAMES] | None = None
     profile: Name = "default"
     adaptation: bool = True
     font_size: Annotated[int, Field(ge=FONT_SIZE_RANGE[0], le=FONT_SIZE_RANGE[1])] = 14
@@ -306,6 +310,27 @@ class Preferences(_Repaired):
             raise TypeError(f"no such preference: {', '.join(sorted(unknown))}")
         checked = self.model_validate(changes)
         return self.model_copy(update={name: getattr(checked, name) for name in changes})
+
+    def preset_for_input(self) -> str:
+        """The input preset these preferences' input works with: the one the user chose by hand for it, else the
+        input's own (``--input gaze-udp`` with new settings: the eye tracker's). The mouse input keeps any preset
+        but the switches' (nothing would steer): a head mouse or an eye tracker may move the system pointer, and
+        the preset says which."""
+        kind = INPUTS[self.input]
+        if self.preset_chosen_for == self.input or (kind.family == "mouse" and self.preset != "switch"):
+            return self.preset
+        return kind.preset
+
+    def with_preset(self, name: str, by_hand: bool = True) -> Preferences:
+        """A copy with the input preset ``name`` and what it brings (its speed, reverse speed, auto speed, and its
+        control mode), as picking it in the window does; ``by_hand``: the user chose it for the input in use, which
+        then keeps it. The same preset again changes nothing but who chose it (the user's speeds stay)."""
+        chosen_for = self.input if by_hand else None
+        if name == self.preset:
+            return self.updated(preset_chosen_for=chosen_for)
+        p = PRESETS[name]
+        return self.updated(preset=name, preset_chosen_for=chosen_for, speed_bps=p.speed_bps,
+                            reverse_speed=p.reverse_speed, auto_speed=p.auto_speed, control_mode=None)
 
     def dock_layout(self, preset: str) -> DockLayout:
         """Where the window docks while direct output is on with ``preset``."""

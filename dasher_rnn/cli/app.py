@@ -19,6 +19,7 @@ INPUT_TOKEN_ENV = "DASHER_RNN_INPUT_TOKEN"  # the input token, kept out of the c
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from dasher_rnn.input.presets import PRESETS
     from dasher_rnn.input.registry import INPUTS
     from dasher_rnn.input.switches import SWITCH_SOURCES
     from dasher_rnn.settings import OUTPUTS
@@ -30,6 +31,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                            "which are remembered as if chosen in the window")
     inputs.add_argument("--input", choices=INPUTS,
                         help="; ".join(f"{name}: {kind.about}" for name, kind in INPUTS.items()))
+    inputs.add_argument("--preset", choices=PRESETS,
+                        help="the input preset (speeds, dwell or click to start, the control box, full screen), kept "
+                             "for this input; by default each input brings its own: "
+                             + ", ".join(f"{name}: {kind.preset}" for name, kind in INPUTS.items()))
     inputs.add_argument("--gaze-port", type=port, help="UDP port of the gaze-udp input (default 5577)")
     inputs.add_argument("--socket-port", type=port, help="UDP port of the dasher-socket input (default 20320)")
     inputs.add_argument("--socket-x-label", type=socket_label, metavar="LABEL",
@@ -76,7 +81,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-INPUT_PREFS = ("input", "gaze_port", "socket_port", "socket_x_label", "socket_y_label", "input_token",
+INPUT_PREFS = ("input", "preset", "gaze_port", "socket_port", "socket_x_label", "socket_y_label", "input_token",
                "gazepoint_host", "gazepoint_port", "optikey_port", "pupil_host", "pupil_port", "pupil_surface",
                "webcam_camera", "switch_source", "switch_device", "switch_port", "scan_s")
 

@@ -41,7 +41,8 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
             prefs_overrides: dict[str, object] | None = None, exit_after_first_frame: bool = False) -> int:
     """Show the window until it is closed; the exit code (2 when the model cannot be loaded).
 
-    ``prefs_overrides`` (from the command line, already checked) replace saved preferences of the same names.
+    ``prefs_overrides`` (from the command line, already checked) replace saved preferences of the same names; a
+    "preset" among them is chosen as the Preset box chooses one (with its speeds, kept for the input).
     ``exit_after_first_frame``: print "first frame" once the window has painted its first boxes (the model loaded
     and predicting), then close it as a user would (a check that the app works, and start-up's finishing line).
     """
@@ -49,7 +50,11 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
 
     app = _application()
     store = SettingsStore(Path(settings_path) if settings_path is not None else None)
-    prefs = store.load().updated(**(prefs_overrides or {}))
+    overrides = dict(prefs_overrides or {})
+    chosen_preset = overrides.pop("preset", None)  # `--preset`: chosen by hand for the input, with what it brings
+    prefs = store.load().updated(**overrides)
+    if chosen_preset is not None:
+        prefs = prefs.with_preset(str(chosen_preset))
     adapt = adapt and prefs.adaptation
     profile_notice = None
     if profile is None:  # the profile in the settings: one that cannot be a profile's name never stops the app
@@ -94,7 +99,8 @@ def run_app(model: str = "hybrid", model_dir: str | Path | None = None, profile:
     elif not prefs.tutorial_done:  # the first start: learn to steer before writing
         QTimer.singleShot(0, window.open_tutorial)
     # Ctrl+C in the terminal or a polite kill closes the window properly (settings and profile saved, model
-    # closed); the frame timer gives Python the chance to run the handler. The handler only asks the event loop to
+    # closed); the frame timer (while idle, its look at the input ten times a second) gives Python the chance to run
+    # the handler. The handler only asks the event loop to
     # close the window: Python runs it between any two bytecodes, and closing in the middle of another slot (the
     # tutorial being opened) would leave that slot to finish on a closed window.
     previous = {sig: signal.signal(sig, lambda *_: QTimer.singleShot(0, window.close))

@@ -4,7 +4,11 @@ shown, and a speed suggested from how the user did (Dasher's game mode idea).
 It opens by itself on the first start until a practice phrase was written in it or the user pressed Skip the
 tutorial (``completed``: the window then sets the ``tutorial_done`` preference; a tutorial only opened and closed, as
 a carer setting the app up does, opens again next time), and from Help > Tutorial at any time. Every step is a large
-button or the canvas itself, so it needs no keyboard.
+button or the canvas itself, so it needs no keyboard, and every button is pressed without a click too
+(``ui/reach.py``): with a gaze source by resting the gaze on it (a green fill grows across it), with switches by
+scanning (an orange ring moves over the buttons: by itself with one switch; Space moves it and Enter presses with
+two); Space and Enter move and press for anyone off the practice. So it can be started, skipped and left by gaze or
+switches alone.
 
 The practice is written with the input chosen on the first page (the window's, unless the user picks another there;
 the window's settings are not changed): the mouse starts and stops with a click; the eye tracker and the head mouse
@@ -22,8 +26,9 @@ frames while the tutorial is open, so gaze and dwell act only here.
 With a switch input chosen (one switch, two switches, scanning, step scanning), the tutorial explains that mode:
 what each press does, how to back out, and how the control box stops; and the practice is written with switches.
 The tutorial's own switch part (``parts/switches.py``) takes Space, Enter and the mouse buttons on its canvas while
-it has the keyboard, and the window's game controller or switch socket is lent to it (its presses are drained here
-until the tutorial closes), so the practice is done with the switches the user writes with.
+the practice is shown, and the window's game controller or switch socket is lent to it (its presses are drained here
+until the tutorial closes), so the practice is done with the switches the user writes with; on the other pages they
+scan the buttons.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import dataclasses
 import html
 
 from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QGuiApplication, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -49,7 +54,8 @@ from dasher_rnn.input.registry import INPUTS
 from dasher_rnn.input.switches import JoystickSwitches, UDPSwitches
 from dasher_rnn.settings import Preferences
 from dasher_rnn.ui.gaze_input import gaze_to_view
-from dasher_rnn.ui.parts.switches import SwitchPart
+from dasher_rnn.ui.parts.switches import SWITCH_BUTTONS, SWITCH_KEYS, SwitchPart
+from dasher_rnn.ui.reach import ButtonReach
 from dasher_rnn.ui.speech import Speaker
 from dasher_rnn.ui.view import DasherView
 from dasher_rnn.zoom.boxes import Frame
@@ -77,6 +83,8 @@ INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE = range(3)
 SWITCH_MODES = tuple(name for name, kind in INPUTS.items() if kind.family == "switch")
 POINTER_PRESETS = ("mouse", "eye-tracker", "head-mouse")  # practised with the pointer (or the window's gaze source)
 CONTROL_TASKS = (Action.DELETE_WORD, Action.SPEAK, Action.STOP)  # the control-box step's tasks, in order
+ONE_SWITCH_MODES = ("one-button", "scanning")  # on the tutorial's pages, the ring scans the buttons by itself
+BUTTON_DWELL_S = 1.5  # a gaze resting this long on a tutorial button clicks it (longer than a start: it is read)
 MENU_MODES = ("scanning", "step-scan")  # the zoom speed does not matter in them: they zoom into a box a press picks
 _STOP = ("Stop", "Steer into the grey control box after the letters (at the bottom of every box), then into Stop "
                  "in it; the control box also deletes, speaks and starts a new message. (Writing > Control box "
@@ -296,6 +304,10 @@ class TutorialDialog(QDialog):
         self.switch_mode = prefs.input if kind is not None and kind.family == "switch" else None  # practise with it
         self.switch_source = switch_source  # lent: drained here, closed by its owner
 
+        # every button by gaze (a dwell) and by switches (scanning) or Space and Enter (ui/reach.py); a switch input
+        # scans from the start, one switch by itself
+        self.reach = ButtonReach(max(BUTTON_DWELL_S, PRESETS[prefs.preset].dwell_seconds), prefs.scan_s,
+                                 auto=self.switch_mode in ONE_SWITCH_MODES, scanning=self.switch_mode is not None)
         self.pages = QStackedWidget()
         self.pages.addWidget(self._intro_page())
         self.pages.addWidget(self._practice_page())
@@ -343,8 +355,9 @@ class TutorialDialog(QDialog):
                                              f"Write {len(self.phrases)} short phrases; nothing you write here is learned")
         buttons.addWidget(self.start_practice_button)
         buttons.addStretch(1)
-        buttons.addWidget(_button("Skip the tutorial", self.skip_tutorial, "Go straight to writing (Help > Tutorial "
-                                                                          "brings this back)"))
+        self.skip_tutorial_button = _button("Skip the tutorial", self.skip_tutorial,
+                                            "Go straight to writing (Help > Tutorial brings this back)")
+        buttons.addWidget(self.skip_tutorial_button)
         layout.addLayout(buttons)
         self.show_help("switch" if self.switch_mode is not None else self.controller.preset.name)
         return page
@@ -353,9 +366,23 @@ class TutorialDialog(QDialog):
         """Explain steering for this input, and practise with it from now on (the window's settings do not change);
         for switches, the switch input chosen, if one is."""
         self.chosen = preset_name
-        self.help_label.setText(steering_help(preset_name, self.switch_mode, self.prefs.switch_config()))
+        self.help_label.setText(steering_help(preset_name, self.switch_mode, self.prefs.switch_config())
+                                + self._buttons_help())
         for name, button in self.input_buttons.items():
             button.setChecked(name == preset_name)
+
+    def _buttons_help(self) -> str:
+        """How this page's buttons are pressed without a click (HTML; empty for a mouse)."""
+        if self.switch_mode in ONE_SWITCH_MODES:
+            how = "An orange ring moves over them by itself: press your switch while it is on the one you want"
+        elif self.switch_mode is not None:
+            how = "The first switch (Space) moves the orange ring to the next one; the second (Enter) presses it"
+        elif self.gaze is not None:
+            how = (f"To press one, rest your gaze on it for {self.reach.dwell_s:g} s, until the green fill reaches "
+                   "its end")
+        else:
+            return ""
+        return f"<p><b>These buttons.</b> {how}.</p>"
 
     def _practice_page(self) -> QWidget:
         page = QWidget()
@@ -367,7 +394,8 @@ class TutorialDialog(QDialog):
         top.addWidget(self.start_button)
         self.skip_button = _button("Skip this phrase", self.skip_phrase)
         top.addWidget(self.skip_button)
-        top.addWidget(_button("End practice", self.show_result))
+        self.end_button = _button("End practice", self.show_result)
+        top.addWidget(self.end_button)
         layout.addLayout(top)
         self.how_label = _label(points=14.0)  # how to start, stop and back out with the input practised
         layout.addWidget(self.how_label)
@@ -377,9 +405,9 @@ class TutorialDialog(QDialog):
         self.view.use_mouse = self.gaze is None
         self.view.clicked.connect(self._on_view_clicked)
         layout.addWidget(self.view, 1)
+        # the keys and mouse buttons on the canvas while practising (``_use_chosen_input``); the window's other
+        # switches are lent. On the other pages the switches scan the buttons
         self.switches = SwitchPart(self.controller, self.view, self)
-        if self.switch_mode is not None:  # the keys and mouse buttons here; the window's other switches are lent
-            self.switches.start(self.switch_mode, self.prefs.model_copy(update={"switch_source": "keys"}))
         return page
 
     def _result_page(self) -> QWidget:
@@ -394,9 +422,19 @@ class TutorialDialog(QDialog):
         buttons.addWidget(self.use_button)
         buttons.addWidget(self.keep_button)
         buttons.addStretch(1)
-        buttons.addWidget(_button("Practise again", self.start_practice))
+        self.again_button = _button("Practise again", self.start_practice)
+        buttons.addWidget(self.again_button)
         layout.addLayout(buttons)
         return page
+
+    def page_buttons(self) -> list[QPushButton]:
+        """The buttons of the page shown, in the order the switches scan them."""
+        page = self.pages.currentIndex()
+        if page == INTRO_PAGE:
+            return [self.start_practice_button, self.skip_tutorial_button, *self.input_buttons.values()]
+        if page == PRACTICE_PAGE:
+            return [self.start_button, self.skip_button, self.end_button]
+        return [self.use_button, self.keep_button, self.again_button]
 
     # -- practice ---------------------------------------------------------------------------
     @property
@@ -573,6 +611,7 @@ class TutorialDialog(QDialog):
             self.use_button.setText(f"Use {s.speed_bps:.1f} bits/s")
             self.keep_button.setText(f"Keep {s.current_bps:.1f} bits/s" if s.speed_bps != s.current_bps
                                      else "Start writing")
+        self.switches.stop()  # the switches scan this page's buttons
         self.pages.setCurrentIndex(RESULT_PAGE)
 
     def use_suggestion(self) -> None:
@@ -600,9 +639,11 @@ class TutorialDialog(QDialog):
     def tick(self, dt: float | None = None) -> Frame | None:
         """One frame of practice (``dt`` seconds; the time since the last frame when None)."""
         elapsed = self._clock.restart() / 1000.0
+        dt = min(elapsed, MAX_DT) if dt is None else dt
+        if not self._closed:
+            self._reach_buttons(dt)  # may close the tutorial or turn its page
         if self.pages.currentIndex() != PRACTICE_PAGE or self._closed:
             return None
-        dt = min(elapsed, MAX_DT) if dt is None else dt
         c = self.controller
         self._lent_presses()
         self.switches.tick()  # a switch mode: its boxes or marks on the canvas
@@ -624,6 +665,48 @@ class TutorialDialog(QDialog):
         self.view.set_frame(frame, c.dwell.progress)
         self._refresh()
         return frame
+
+    def _reach_buttons(self, dt: float) -> None:
+        """The page's buttons by gaze (a dwell) and, off the practice, by the switches (scanning)."""
+        practising = self.pages.currentIndex() == PRACTICE_PAGE
+        self.reach.set_buttons(self.page_buttons(), scan=not practising)
+        if not practising and self.switch_source is not None and self.switch_mode is not None:
+            for event in self.switch_source.events():  # the window's lent switches
+                if event.down:
+                    self.reach.press(event.switch)
+        self.reach.tick(self._gaze_on_screen(), dt)
+
+    def _gaze_on_screen(self) -> QPointF | None:
+        """The gaze in global pixels (None: no gaze source, or no sample now); a source in the writing area's own
+        space is placed across the canvas while practising, across the tutorial otherwise."""
+        sample = self.gaze.latest() if self.gaze is not None else None
+        if sample is None:
+            return None
+        if sample.space == "view":
+            area: QWidget = self.view if self.pages.currentIndex() == PRACTICE_PAGE else self
+            return QPointF(area.mapToGlobal(QPointF(sample.x * area.width(), sample.y * area.height())))
+        screen = (self.screen() or QGuiApplication.primaryScreen()).geometry()
+        return QPointF(screen.x() + sample.x * screen.width(), screen.y() + sample.y * screen.height())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Off the practice: Space moves the ring over the buttons (with one switch, it clicks the ringed one) and
+        Enter clicks the ringed button."""
+        switch = SWITCH_KEYS.get(Qt.Key(event.key()))
+        if switch is not None and self.pages.currentIndex() != PRACTICE_PAGE:
+            if not event.isAutoRepeat():
+                self.reach.press(switch)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        """A switch input off the practice: a mouse button beside the buttons is a switch too."""
+        switch = SWITCH_BUTTONS.get(event.button())
+        if switch is not None and self.switch_mode is not None and self.pages.currentIndex() != PRACTICE_PAGE:
+            self.reach.press(switch)
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
     def _lent_presses(self) -> None:
         """The window's game controller or switch socket, lent to the practice: its presses to this controller."""
@@ -767,6 +850,7 @@ class TutorialDialog(QDialog):
             return
         self._closed = True
         self.timer.stop()
+        self.reach.clear()
         self.switches.stop()  # its keys and mouse buttons go back to the window (the lent source is not closed)
         self.controller.stop()
         self.controller.close()

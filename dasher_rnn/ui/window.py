@@ -189,6 +189,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         w, m = self.writing, self.messages
         w.framed.connect(self._on_frame)
+        w.keep_awake.append(lambda: self.output.waiting)  # its retries come with the frames
         self.phrases.wrote.connect(self._on_phrase_written)
         w.stopped.connect(self.output.on_stop)
         w.status_due.connect(self.update_status)
@@ -261,6 +262,7 @@ class MainWindow(QMainWindow):
         self.status.show_figures(c.stats(), c.writer.status() if c.writer is not None else None)
         if self.journal is not None:
             self.status.set_notice("journal", self.journal.notice or "")
+        self.input.follow_state()
         self.status.set_notice("input-problems", self.input.problems())
         self.writing.follow_speed()
 

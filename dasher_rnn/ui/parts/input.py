@@ -53,7 +53,10 @@ class InputPart(QObject):
         self.preview_action.triggered.connect(self.show_head_preview)
 
     def apply_prefs(self) -> None:
-        """Show the preset in effect and start the saved input (without re-saving it)."""
+        """Bring the saved input's preset (unless the user chose another by hand for it: ``app --input gaze-udp``
+        with new settings writes by dwell, with the control box), show it, and start the saved input (without
+        re-saving the input: a tracker missing now is tried again next time)."""
+        self._bring_preset()
         self._show_preset(self.controller.preset.name)
         self.set_input(self.keeper.prefs.input, remember=False)
 
@@ -66,34 +69,40 @@ class InputPart(QObject):
         with QSignalBlocker(self.preset_box):
             self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(name)))
 
-    def select_preset(self, name: str) -> None:
-        """The user picked a preset: it brings its speeds, smoothing for gaze, and its control mode."""
+    def select_preset(self, name: str, by_hand: bool = True) -> None:
+        """A preset brings its speeds, smoothing for gaze, and its control mode. ``by_hand``: the user picked it
+        (the Preset box, Preferences), and it stays with the input in use; otherwise the input brought it."""
         c = self.controller
         p = c.apply_preset(name, adopt_speeds=True)
         self._show_preset(name)
         if self.gaze is not None:
             self.gaze.smoothing = OneEuroFilter(p.smoothing_min_cutoff, p.smoothing_beta)
-        self.keeper.remember(preset=name, speed_bps=c.speed_bps, reverse_speed=c.reverse_speed,
-                             auto_speed=c.auto_speed_enabled, control_mode=c.control_mode)
+        self.keeper.remember(preset=name, preset_chosen_for=self.keeper.prefs.input if by_hand else None,
+                             speed_bps=c.speed_bps, reverse_speed=c.reverse_speed, auto_speed=c.auto_speed_enabled,
+                             control_mode=c.control_mode)
         self.preset_chosen.emit(name)
 
-    def set_input(self, name: str, remember: bool = True) -> None:
-        """Switch the pointer to the mouse or a gaze source; a source that cannot start falls back to the mouse.
+    def _bring_preset(self) -> None:
+        """The input the user chose brings its preset, unless they chose a preset by hand for that input."""
+        wanted = self.keeper.prefs.preset_for_input()
+        if wanted != self.controller.preset.name:
+            self.select_preset(wanted, by_hand=False)
 
-        ``remember`` (a choice by the user) saves it; at start-up a missing tracker does not overwrite the saved
-        choice, so it is tried again next time.
+    def set_input(self, name: str, remember: bool = True) -> None:
+        """Switch the pointer to the mouse, a gaze source or switches; a source that cannot start falls back to the
+        mouse.
+
+        ``remember`` (a choice by the user) saves it, and the input brings its preset unless the user chose one by
+        hand for it (switches: the control box; a gaze: dwell); at start-up a missing tracker does not overwrite
+        the saved choice, so it is tried again next time.
         """
         self.close()
         kind = INPUTS.get(name)
         if kind is not None and kind.family == "switch":
             self.notices.set_notice("input", self.switches.start(name, self.keeper.prefs))
-            if remember and self.controller.preset.name != kind.preset:
-                self.select_preset(kind.preset)
         elif kind is None or kind.opener is None:
             name = "mouse"
             self.notices.set_notice("input", "")
-            if remember and self.controller.preset.name == "switch":
-                self.select_preset("mouse")  # back from switches: a click starts writing again
         else:
             try:
                 self.gaze = open_source(name, self._options(), self.controller.preset)
@@ -105,14 +114,13 @@ class InputPart(QObject):
                 if isinstance(self.gaze, HeadPointerSource):
                     self.preview_action.setEnabled(True)
                     self.show_head_preview()
-                if remember and self.controller.preset.name in ("mouse", "switch"):
-                    self.select_preset(kind.preset)  # clicking to start and fast zooming do not suit gaze
         self.view.use_mouse = name == "mouse"
         self.view.set_pointer_override(None)
         with QSignalBlocker(self.input_box):
             self.input_box.setCurrentIndex(max(0, self.input_box.findData(name)))
         if remember:
             self.keeper.remember(input=name)
+            self._bring_preset()
 
     def show_head_preview(self) -> None:
         """Open (or bring up) the head pointer's preview window, while the head pointer runs."""
@@ -133,6 +141,12 @@ class InputPart(QObject):
             options["screen_size"] = (max(1, round(geometry.width() * ratio)), max(1, round(geometry.height() * ratio)))
             options["screen_origin"] = (round(geometry.x() * ratio), round(geometry.y() * ratio))
         return options
+
+    def follow_state(self) -> None:
+        """The input's line in the status bar as its source says now (connecting, receiving, retrying, following a
+        face...): a source's state changes after it opens, and the line set then would go on saying it."""
+        if self.gaze is not None:
+            self.notices.set_notice("input", f"{self.gaze.description}.")
 
     def problems(self) -> str:
         """Why the source gives no pointer now (lost, silent) and what went wrong with its data (bad datagrams or

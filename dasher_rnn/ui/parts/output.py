@@ -116,6 +116,11 @@ class OutputPart:
                 w.show()
 
     # -- the window's events ---------------------------------------------------------------------------------
+    @property
+    def waiting(self) -> bool:
+        """Direct output has characters it could not type yet (it tries again each frame)."""
+        return self.direct is not None and bool(self.direct.problem)
+
     def on_frame(self, frame: Frame) -> None:
         """Track the frame's commits and type what is due (the whole message while stopped)."""
         if self.direct is None:

@@ -110,7 +110,10 @@ class StatusPart:
     def show_figures(self, stats: Stats, status: WriterStatus | None) -> None:
         """The speed, the rate of writing, what learns and the profile (``status`` None: no Writer)."""
         self.speed_label.setText(f"Speed {stats.speed_bps:.1f} bits/s")
-        self.rate_label.setText(f"{stats.bits_per_second:.1f} bits/s now")
+        # stopped or paused nothing is written now; a rate that rounds to nothing is 0.0, never "-0.0" (a pause's
+        # last frames backing out a hair)
+        rate = stats.bits_per_second if stats.running and round(stats.bits_per_second, 1) != 0 else 0.0
+        self.rate_label.setText(f"{rate:.1f} bits/s now")
         self.cpm_label.setText(f"{stats.chars_per_minute:.0f} chars/min")
         if status is None or not status.adapting:
             self.adaptation_label.setText("adaptation off")

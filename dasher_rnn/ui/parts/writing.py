@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QElapsedTimer, QObject, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QWidget
 
@@ -27,6 +27,15 @@ from dasher_rnn.zoom.controller import SPEED_RANGE, WritingController
 DEFAULT_INTERVAL_MS = 16
 MAX_DT = 0.1  # a stalled frame (window dragged, machine busy) must not jump the zoom
 STATUS_SECONDS = 0.25  # the status bar's figures change slowly; refreshing them every frame is wasted work
+# An idle window costs nothing (issue 46): once nothing has moved for IDLE_AFTER_S (stopped, no pointer motion, no
+# dwell filling, no answer awaited) the frame timer stops; the input is then looked at every IDLE_POLL_MS, without
+# drawing, and the status bar's figures every IDLE_STATUS_S; a pointer or gaze that moves, a press, a start or a
+# mouse event on the canvas brings the frames back
+IDLE_AFTER_S = 0.5
+IDLE_POLL_MS = 100
+IDLE_STATUS_S = 1.0
+_WAKING_EVENTS = (QEvent.Type.MouseMove, QEvent.Type.Enter, QEvent.Type.Leave, QEvent.Type.MouseButtonPress,
+                  QEvent.Type.Wheel)
 STOP_REASONS = {"outside": "Paused (the pointer left the canvas)", "rest": "Stopped (the pointer rested)",
                 "control": "Stopped (the control box)", "switch": "Stopped (no press for a while)",
                 "confirm": "Stopped to ask first"}
@@ -85,6 +94,14 @@ class WritingPart(QObject):
         screen = QGuiApplication.primaryScreen()
         self.timer.setInterval(frame_interval_ms(screen.refreshRate() if screen is not None else 0.0))
         self.timer.timeout.connect(self.tick)
+        self.idle_timer = QTimer(self)  # while idle, instead of frames: is there input?
+        self.idle_timer.setInterval(IDLE_POLL_MS)
+        self.idle_timer.timeout.connect(self._poll)
+        self._quiet = 0.0  # seconds with nothing moving
+        self._last_pointer: tuple[float, float] | None = None
+        # what else keeps the frames going while it lasts (direct output's characters waiting to be typed)
+        self.keep_awake: list[Callable[[], bool]] = []
+        view.installEventFilter(self)  # the mouse on the canvas wakes the frames at once
 
     # -- settings -------------------------------------------------------------------------
     def show_settings(self) -> None:
@@ -136,15 +153,51 @@ class WritingPart(QObject):
 
     # -- frames ---------------------------------------------------------------------------
     def start_frames(self) -> None:
-        """Frames from now on (after a pause, time stopped counts for nothing)."""
+        """Frames from now on (after a pause, time stopped counts for nothing); they rest while the window is idle."""
+        self.idle_timer.stop()
+        self._quiet = 0.0
         self._clock.restart()
         self.timer.start()
 
     def pause_frames(self) -> bool:
-        """No frames until ``start_frames``; whether frames were running."""
-        active = self.timer.isActive()
+        """No frames until ``start_frames``; whether frames were running (or resting while idle)."""
+        active = self.timer.isActive() or self.idle_timer.isActive()
         self.timer.stop()
+        self.idle_timer.stop()
         return active
+
+    @property
+    def idle(self) -> bool:
+        """The frames rest: nothing moved for a while (``wake`` or input brings them back)."""
+        return self.idle_timer.isActive()
+
+    def wake(self) -> None:
+        """Frames again, if they rest (something happened: input, a start, a change of text)."""
+        if self.idle_timer.isActive():
+            self.start_frames()
+        else:
+            self._quiet = 0.0
+
+    def _rest(self) -> None:
+        self.timer.stop()
+        self.idle_timer.start()
+
+    def _poll(self) -> None:
+        """While idle: the input looked at, without a frame (a switch input's presses reach the controller here)."""
+        pointer, _inside = self.pointer()
+        c = self.controller
+        self._since_status += IDLE_POLL_MS / 1000.0
+        if self._since_status >= IDLE_STATUS_S:
+            self._since_status = 0.0
+            self.status_due.emit()  # what the input says can change with time ("no data for 5 s")
+        if pointer != self._last_pointer or c.running or c.pending is not None or c.zoom.answers_pending \
+                or any(busy() for busy in self.keep_awake):
+            self.wake()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.view and event.type() in _WAKING_EVENTS:
+            self.wake()
+        return False
 
     def tick(self, dt: float | None = None) -> Frame:
         """One frame: read the pointer, step the controller, draw. ``dt`` (seconds) defaults to the time
@@ -172,6 +225,14 @@ class WritingPart(QObject):
         if self._since_status >= STATUS_SECONDS:
             self._since_status = 0.0
             self.status_due.emit()
+        c = self.controller
+        moving = (c.running or c.pending is not None or c.held or frame.bits != 0 or c.dwell.progress > 0
+                  or c.confirm_dwell.progress > 0 or c.zoom.answers_pending > 0 or pointer_screen != self._last_pointer
+                  or any(busy() for busy in self.keep_awake))
+        self._last_pointer = pointer_screen
+        self._quiet = 0.0 if moving else self._quiet + dt
+        if self._quiet >= IDLE_AFTER_S and self.timer.isActive():
+            self._rest()
         return frame
 
     def show_running(self) -> None:
@@ -196,6 +257,7 @@ class WritingPart(QObject):
         else:
             self.view.hint = f"{why}: click or press Space to start"
         self.view.update()
+        self.wake()
 
     def toggle_running(self) -> None:
         self.controller.toggle()
