@@ -42,7 +42,6 @@ from dasher_rnn.files import UnreadableFile, parse_json, read_bounded, set_aside
 from dasher_rnn.input.dasher_socket import RANGE_LIMIT, check_label
 from dasher_rnn.input.presets import PRESETS
 from dasher_rnn.input.registry import INPUT_NAMES, INPUTS
-from dasher_rnn.zoom.switching import SwitchConfig
 from dasher_rnn.input.switches import DEFAULT_JOYSTICK, DEFAULT_SWITCH_PORT, SWITCH_SOURCES
 from dasher_rnn.zoom.controller import REST_STOP_RANGE, REVERSE_SPEED_RANGE, SPEED_RANGE, TURBO_RANGE, ControllerConfig
 from dasher_rnn.zoom.switching import SwitchConfig
