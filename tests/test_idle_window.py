@@ -20,7 +20,6 @@ from dasher_rnn.settings import SettingsStore
 from dasher_rnn.ui.window import MainWindow
 from dasher_rnn.zoom.controller import WritingController
 from tests.conftest import writer_source
-from tests.test_ui import settings_path  # noqa: F401 -- the fixture
 
 WAIT_MS = 10_000
 

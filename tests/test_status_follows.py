@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QStatusBar
 from dasher_rnn.input.gaze import GazeSource
 from dasher_rnn.ui.parts.status import StatusPart
 from dasher_rnn.zoom.controller import Stats
-from tests.test_ui import open_window, settings_path  # noqa: F401 -- the fixture
+from tests.test_ui import open_window
 
 
 class ChangingSource(GazeSource):

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QPushButton
 from dasher_rnn.input.gaze import GazeSource
 from dasher_rnn.ui.reach import TargetMark
 from dasher_rnn.ui.tutorial import BUTTON_DWELL_S, INTRO_PAGE, PRACTICE_PAGE, RESULT_PAGE, TutorialDialog
-from tests.test_ui import DT, open_window, settings_path  # noqa: F401 -- the fixture
+from tests.test_ui import DT, open_window
 
 
 class ScreenGaze(GazeSource):
