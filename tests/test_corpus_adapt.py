@@ -183,7 +183,8 @@ def test_a_dry_run_of_a_large_corpus_scores_a_sample_and_says_so(tiny_model_dir,
     monkeypatch.setattr(corpus_adapt, "DRY_RUN_CHARS", 400)
     report, store = adapt(tiny_model_dir, tmp_path, USER_LINES * 4, dry_run=True)
     sample = report["sample"]
-    assert scored == [sample["characters"]] and sample["characters"] < sample["of_characters"] / 2
+    # the plan's timing reads a few of the sample's messages first; the scoring pass reads the sample, never the whole
+    assert scored[-1] == sample["characters"] and max(scored) == sample["characters"] < sample["of_characters"] / 2
     assert sample["messages"] < sample["of_messages"] and store.list() == []
     assert f"(a sample: one message in {sample['every']} of" in summary(report, dry_run=True)[0]
 
