@@ -55,7 +55,8 @@ def bits(config, paths: list[Path]) -> float:
     return report["overall"]["bits_per_char"]
 
 
-def measure(code: str, work: Path, known: dict | None = None) -> dict:
+def measure(code: str, work: Path, known: dict | None = None, parts: tuple[str, ...] = ("first", "whole"),
+            before: bool = False) -> dict:
     from dasher_rnn.adapt.compose import WriterConfig, build_writer
 
     dev = dev_file(code)
@@ -67,13 +68,16 @@ def measure(code: str, work: Path, known: dict | None = None) -> dict:
     if b"\0" in raw:  # Finnish: two NUL bytes, which Dasher reads past
         dasher_text = work / dasher_text.name
         dasher_text.write_bytes(raw.replace(b"\0", b""))
-    default = WriterConfig(language=code, adapt=True, read_only=True, threads=1)  # `dasher-rnn eval --language XX`
+    # `dasher-rnn eval --language XX`; before: as it was before issue 47 (no word list: PPM starts empty)
+    default = WriterConfig(language=code, adapt=True, read_only=True, threads=1, ppm_words="" if before else None)
     dasher = WriterConfig(model="ppm", language=code, ppm_train=(str(dasher_text),), adapt=True, read_only=True)
     writer = build_writer(default)
     described = writer.description
     writer.close(save=False)
     row = {"key": code, "language": code, "default": described}
     for part, paths in (("first", [first]), ("whole", [dev])):
+        if part not in parts:
+            continue
         d = known[f"dasher_{part}"] if known and f"dasher_{part}" in known else bits(dasher, paths)
         x = bits(default, paths)
         row[f"dasher_{part}"] = round(d, 4)
@@ -82,15 +86,30 @@ def measure(code: str, work: Path, known: dict | None = None) -> dict:
     return row
 
 
-def columns(labels: list[str]) -> list[dict]:
-    cols = [{"key": "language", "label": "language"},
-            {"key": "dasher_first", "label": f"Dasher, first {FIRST_LINES} lines", "align": "right", "format": ".3f"}]
-    for label in labels:
-        cols.append({"key": f"ratio_first_{label}", "label": f"{label}: / Dasher", "align": "right", "format": ".3f"})
-    cols.append({"key": "dasher_whole", "label": "Dasher, whole dev", "align": "right", "format": ".3f"})
-    for label in labels:
-        cols.append({"key": f"ratio_whole_{label}", "label": f"{label}: / Dasher", "align": "right", "format": ".3f"})
-    return cols
+def render(table: dict) -> None:
+    """The table's columns and rows from its per-language figures (``table["languages"]``): a column per language
+    and the median, three rows (short enough for docs/BENCHMARKS.md)."""
+    langs = table["languages"]
+    codes = sorted(langs)
+    table["columns"] = [{"key": "measure", "label": "measure"}] + [
+        {"key": c, "label": c, "align": "right"} for c in codes] + [{"key": "median", "label": "median", "align": "right"}]
+
+    def median(key: str) -> float | None:
+        values = [langs[c][key] for c in codes if key in langs[c]]
+        return statistics.median(values) if values else None
+
+    def pair(a: float | None, b: float | None, sep: str) -> str:
+        return sep.join("-" if v is None else f"{v:.2f}" for v in (a, b))
+
+    rows = [{"key": "dasher", "measure": f"Dasher's PPM from its text, bits/char: first {FIRST_LINES} lines / whole dev",
+             "median": pair(median("dasher_first"), median("dasher_whole"), " / "),
+             **{c: pair(langs[c].get("dasher_first"), langs[c].get("dasher_whole"), " / ") for c in codes}}]
+    for part, said in (("first", f"first {FIRST_LINES} lines"), ("whole", "whole dev")):
+        rows.append({"key": part, "measure": f"default / Dasher, {said}: before → after",
+                     "median": pair(median(f"ratio_{part}_before"), median(f"ratio_{part}_after"), " → "),
+                     **{c: pair(langs[c].get(f"ratio_{part}_before"), langs[c].get(f"ratio_{part}_after"), " → ")
+                        for c in codes}})
+    table["rows"] = rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,56 +117,49 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--as", dest="label", default="after", help="the column the default's figures go into")
     parser.add_argument("--languages", nargs="*", default=None, help="codes (default: every comparable one)")
     parser.add_argument("--rnn", action="store_true", help="also the languages an RNN writes (slow on a CPU)")
+    parser.add_argument("--parts", nargs="+", default=["first", "whole"], choices=["first", "whole"],
+                        help="the first 50 lines, the whole dev set, or both")
     parser.add_argument("--reuse-dasher", action="store_true", help="keep Dasher's figures already in the results")
+    parser.add_argument("--merge", nargs="*", default=[], help="results files of other runs to fold in first")
     parser.add_argument("--out", default=str(RESULTS), help="results file, or - to print the JSON")
     args = parser.parse_args(argv)
     from dasher_rnn.languages import shipped_rnn
 
-    codes = args.languages or [c for c in sorted(DASHER5) if dev_file(c) and (args.rnn or shipped_rnn(c) is None)]
+    codes = args.languages if args.languages is not None else [
+        c for c in sorted(DASHER5) if dev_file(c) and (args.rnn or shipped_rnn(c) is None)]
     out = Path(args.out)
     old = json.loads(out.read_text()) if args.out != "-" and out.is_file() else None
-    table = old["tables"][0] if old else {"id": "languages-day-one", "rows": []}
-    rows = {row["key"]: row for row in table["rows"] if row["key"] != "median"}
+    table = old["tables"][0] if old else {"id": "languages-day-one", "languages": {}}
+    rows = table["languages"]
+    for other in args.merge:  # per-language figures measured by other runs
+        for code, figures in json.loads(Path(other).read_text())["tables"][0]["languages"].items():
+            rows.setdefault(code, {}).update(figures)
     label = args.label
     with tempfile.TemporaryDirectory() as tmp:
         for code in codes:
             if (CORPORA / "dasher5" / f"training_{DASHER5[code]}.txt").is_file() is False:
                 continue
-            row = rows.setdefault(code, {"key": code, "language": code})
-            got = measure(code, Path(tmp), row if args.reuse_dasher else None)
-            row["dasher_first"], row["dasher_whole"] = got["dasher_first"], got["dasher_whole"]
-            for part in ("first", "whole"):
+            row = rows.setdefault(code, {})
+            got = measure(code, Path(tmp), row if args.reuse_dasher else None, tuple(args.parts), label == "before")
+            for part in args.parts:
+                row[f"dasher_{part}"] = got[f"dasher_{part}"]
                 row[f"default_{part}_{label}"] = got[f"default_{part}"]
                 row[f"ratio_{part}_{label}"] = got[f"ratio_{part}"]
             row[f"default_{label}"] = got["default"]
-            print(f"{code}: Dasher {got['dasher_first']:.3f} / {got['dasher_whole']:.3f}; default "
-                  f"{got['default_first']:.3f} / {got['default_whole']:.3f}; ratio {got['ratio_first']:.3f} / "
-                  f"{got['ratio_whole']:.3f}  ({got['default']})", file=sys.stderr, flush=True)
-    labels = [lab for lab in ("before", "after") if any(f"ratio_first_{lab}" in r for r in rows.values())]
-    labels += sorted({k[len("ratio_first_"):] for r in rows.values() for k in r
-                      if k.startswith("ratio_first_")} - set(labels))
-    ordered = [rows[k] for k in sorted(rows)]
-    median = {"key": "median", "language": "**median**"}
-    for key in ("dasher_first", "dasher_whole", *(f"ratio_{p}_{lab}" for p in ("first", "whole") for lab in labels)):
-        values = [r[key] for r in ordered if key in r]
-        if values:
-            median[key] = round(statistics.median(values), 3)
-    for lab in labels:
-        worse = sum(r.get(f"ratio_first_{lab}", 0) > 1 for r in ordered)
-        median[f"worse_{lab}"] = worse
+            said = "; ".join(f"{part}: Dasher {got[f'dasher_{part}']:.3f}, default {got[f'default_{part}']:.3f}, "
+                             f"ratio {got[f'ratio_{part}']:.3f}" for part in args.parts)
+            print(f"{code}: {said}  ({got['default']})", file=sys.stderr, flush=True)
+    render(table)
     table.update({
-        "columns": columns(labels), "rows": [*ordered, median],
-        "commands": ["python bench/languages_day_one.py --as before   # (before the word lists)",
-                     "python bench/languages_day_one.py --as after",
-                     "# each language: dasher-rnn eval --language XX FILE  against",
-                     "#   dasher-rnn eval --model ppm --language XX --train languages/dasher5/training_<language>.txt FILE"],
+        "commands": ["python bench/languages_day_one.py --as before --parts first; python bench/languages_day_one.py "
+                     "--as after --parts first",
+                     "python bench/languages_day_one.py --as before|after --parts whole --languages bn cs cy it mn nl pl"],
         "date": table.get("date") or datetime.date.today().isoformat(),
         "machine": table.get("machine") or "an AMD EPYC VM (2 cores, no GPU)",
         "beside": table.get("beside") or "other sessions' tests at nice 10",
-        "model": "the app's default for a language without an RNN (PPM order 5, learning as it goes); Dasher's PPM "
-                 "order 5 from Dasher 5's text, learning as it goes; the CLDR alphabet, 5% floor",
+        "model": "PPM order 5 both, learning as they go; the CLDR alphabet, 5% floor",
         "source": "bench/languages_day_one.py (issue 47). before: PPM started empty; after: PPM started from the "
-                  "language's shipped word list (assets/training/, SOURCES.md)",
+                  "language's shipped word list (assets/words/, SOURCES.md)",
     })
     table["date_" + label] = datetime.date.today().isoformat()
     result = {"area": "languages_day_one", "tables": [table]}
