@@ -31,7 +31,9 @@ class Language:
     ``orientation``: the alphabet's; ``alphabet``: its name; ``symbols``: how many; ``letters``: the letters the
     data lists (both cases); ``kept``: those in the alphabet (fewer only where the 254-symbol limit kept the most
     frequent); ``ppm_text``: the text PPM starts from, if one ships (assets/training/CODE.txt), else None (PPM
-    learns from empty); ``rnn``: the shipped RNN model folders that write it."""
+    learns from empty); ``rnn``: the shipped RNN model folders that write it; ``ppm_words``: the shipped word list
+    (assets/words/CODE.txt, ``start_words.py``) PPM starts from where no RNN writes the language and no text ships,
+    else None; ``starts_from``: what a new user's prediction starts from, in words."""
 
     code: str
     name: str
@@ -44,11 +46,23 @@ class Language:
     kept: int
     ppm_text: str | None = None
     rnn: tuple[str, ...] = ()
+    ppm_words: str | None = None
+
+    @property
+    def starts_from(self) -> str:
+        if self.rnn:
+            return f"the RNN {self.rnn[0]} (its PPM empty)"
+        if self.ppm_text:
+            return f"PPM from the text {self.ppm_text}"
+        if self.ppm_words:
+            return f"PPM from the word list {self.ppm_words} (worldalphabets)"
+        return "PPM from empty (uniform)"
 
     def to_json(self) -> dict:
         return {"code": self.code, "name": self.name, "native_name": self.native_name, "script": self.script,
                 "orientation": self.orientation, "alphabet": self.alphabet, "symbols": self.symbols,
-                "letters": self.letters, "kept_letters": self.kept, "ppm_text": self.ppm_text, "rnn": list(self.rnn)}
+                "letters": self.letters, "kept_letters": self.kept, "ppm_text": self.ppm_text,
+                "ppm_words": self.ppm_words, "rnn": list(self.rnn), "starts_from": self.starts_from}
 
 
 def language_alphabet(code: str) -> Alphabet:
@@ -91,6 +105,13 @@ def training_text(code: str) -> str | None:
     return path.name if path.is_file() else None
 
 
+def _words_name(code: str) -> str | None:
+    from dasher_rnn.start_words import word_list
+
+    found = word_list(code)
+    return found.name if found is not None else None
+
+
 @cache
 def languages() -> list[Language]:
     """Every language that can be written, by code."""
@@ -114,7 +135,8 @@ def each_language() -> Iterator[Language]:
             letters, kept = built.letters, built.kept
         yield Language(code=code, name=entry.name, native_name="", script=entry.script,
                        orientation=alphabet.orientation, alphabet=alphabet.name, symbols=len(alphabet),
-                       letters=letters, kept=kept, ppm_text=training_text(code), rnn=models.get(code, ()))
+                       letters=letters, kept=kept, ppm_text=training_text(code), rnn=models.get(code, ()),
+                       ppm_words=_words_name(code))
 
 
 def union_alphabet(codes: list[str]) -> Alphabet:

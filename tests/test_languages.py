@@ -258,7 +258,8 @@ def test_the_languages_command_lists_every_language(capsys):
     english = next(row for row in listed if row["code"] == "en")
     assert english["rnn"] == ["english-lstm"] and english["alphabet"] == "english" and english["symbols"] == 96
     arabic = next(row for row in listed if row["code"] == "ar")
-    assert arabic["orientation"] == "rtl" and arabic["ppm_text"] is None
+    assert arabic["orientation"] == "rtl" and arabic["ppm_text"] is None and arabic["ppm_words"] == "ar.txt"
+    assert "word list ar.txt" in arabic["starts_from"] and "english-lstm" in english["starts_from"]
     assert main(["languages"]) == 0
     table = capsys.readouterr().out
-    assert "none (learns from empty)" in table and "english-lstm" in table
+    assert "PPM from empty" in table and "PPM from the word list pl.txt" in table and "english-lstm" in table

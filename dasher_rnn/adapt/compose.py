@@ -40,6 +40,8 @@ class WriterConfig:
     adaptation: AdaptConfig = field(default_factory=AdaptConfig)  # how the RNN learns
     adapt_engine: str = "auto"  # auto | torch | numpy: what computes it (``adapt/evaluation.py::choose_engine``)
     ppm_train: tuple[str, ...] = ()  # text PPM starts from (files or folders)
+    ppm_words: str | None = None  # a word list PPM starts from (``start_words.py``); None: the default, a language
+    # without an RNN starts from its shipped list; "": none (PPM starts empty, as before issue 47)
     alphabet: str | None = None  # ppm and uniform (the RNN predicts its own)
     language: str | None = None  # a language code: its alphabet, and the RNN that writes it (``for_language``)
     backend: str = "auto"  # auto | onnx | torch | cuda (an adapting RNN: onnx only with the fused int8 export)
@@ -54,9 +56,10 @@ class WriterConfig:
 
 
 def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, max_order: int = DASHER_PPM_ORDER,
-              replace_errors: bool = False):
+              replace_errors: bool = False, words: str | Path | None = None):
     """PPM (Dasher's order 5 unless told; never above what the alphabet's size allows, 6 beyond 127 symbols) trained
-    on ``train``; (model, the files read)."""
+    on ``train`` and on the lines made from the word list ``words`` (``start_words.words_text``); (model, the files
+    read)."""
     from dasher_rnn.lm.ppm import PPMModel, max_order_for
     from dasher_rnn.normalise import normalise
 
@@ -64,6 +67,10 @@ def build_ppm(train: list[str] | tuple[str, ...], alphabet: str | None = None, m
     model = PPMModel(symbols, max_order=min(max_order, max_order_for(symbols)))
     files = expand_paths(list(train))
     texts = [normalise(read_text(f, replace_errors=replace_errors), model.alphabet) for f in files]
+    if words:  # each line its own segment, as a message is
+        from dasher_rnn.start_words import read_words, words_text
+
+        texts += [normalise(line, model.alphabet) for line in words_text(read_words(words))]
     # files are separate segments: a context never spans two files
     model.train_text("\x00".join(texts) if texts else "")
     return model, files
@@ -110,8 +117,13 @@ def for_language(config: WriterConfig) -> tuple[WriterConfig, str | None]:
     if config.model == "rnn":
         raise ValueError(f"no RNN writes {code!r} yet (`dasher-rnn languages` lists those that do): "
                          "--model ppm writes it, learning as you write")
-    notice = f"no RNN writes {code!r} yet: PPM alone predicts, learning as you write"
-    return replace(config, model="ppm", alphabet=alphabet.name), notice
+    from dasher_rnn.start_words import word_list
+
+    words = word_list(alphabet.language or code) if not config.ppm_train and config.ppm_words is None else None
+    notice = f"no RNN writes {code!r} yet: PPM alone predicts, learning as you write" + (
+        f", started from the {words.stem} word list" if words is not None else "")
+    return replace(config, model="ppm", alphabet=alphabet.name,
+                   ppm_words=str(words) if words is not None else config.ppm_words), notice
 
 
 def _stateful(config: WriterConfig) -> bool:
@@ -166,7 +178,7 @@ def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = 
         if trained_ppm is not None:
             ppm, files = trained_ppm.fork(), []
         else:
-            ppm, files = build_ppm(config.ppm_train, name, order, config.replace_errors)
+            ppm, files = build_ppm(config.ppm_train, name, order, config.replace_errors, config.ppm_words)
         mixer = HybridMixer(ppm)
         alphabet = ppm.alphabet
         data = saved.parts.get("ppm") if saved is not None else None
@@ -183,7 +195,9 @@ def _build(config: WriterConfig, store, lock, trained_ppm, notice: str | None = 
                     notice = _joined(notice, f"the PPM state of profile {config.profile!r} could not be used ({exc}); "
                                              "PPM starts afresh")
                     data = None
-        trained = ", ".join(f.name for f in files) or ("its training text" if trained_ppm is not None else "nothing")
+        trained = ", ".join([f.name for f in files] + ([f"the word list {Path(config.ppm_words).name}"]
+                                                       if config.ppm_words and trained_ppm is None else [])
+                            ) or ("its training text" if trained_ppm is not None else "nothing")
         parts.append(f"PPM order {order} with what profile {config.profile!r} learned" if restored
                      else f"PPM order {order} trained on {trained}")
     if config.model == "uniform":

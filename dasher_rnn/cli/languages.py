@@ -8,7 +8,8 @@ import json
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("languages", help="every language that can be written: its code (for --language), script, "
-                                         "direction, symbols, and whether a PPM text and an RNN ship for it")
+                                         "direction, symbols, and what a new user's prediction starts from (an RNN, a "
+                                         "word list for PPM, or nothing)")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.add_argument("--no-progress", action="store_true", help="--json: no progress on stderr while the alphabets "
                                                               "are built")
@@ -30,15 +31,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # the table a row at a time, each as soon as its alphabet is built
     print(f"{language_count()} languages; every one has an alphabet (dasher-rnn app, eval, simulate --language CODE).")
-    print(f"{'code':<10}{'language':<28}{'script':<8}{'dir':<5}{'symbols':>8}  {'PPM text':<26}RNN", flush=True)
+    print(f"{'code':<10}{'language':<28}{'script':<8}{'dir':<5}{'symbols':>8}  starts from", flush=True)
     found = []
     for language in each_language():
         found.append(language)
         symbols = f"{language.symbols}" + ("*" if language.kept < language.letters else "")
-        ppm = language.ppm_text or "none (learns from empty)"
-        rnn = ", ".join(language.rnn) or "none"
         print(f"{language.code:<10}{language.name[:27]:<28}{language.script:<8}{language.orientation:<5}{symbols:>8}  "
-              f"{ppm:<26}{rnn}", flush=True)
+              f"{language.starts_from}", flush=True)
     cut = [language.code for language in found if language.kept < language.letters]
     if cut:
         print(f"* more letters than an alphabet holds: the most frequent kept ({', '.join(cut)}).")
