@@ -53,7 +53,7 @@ class RestDetector:
         counts; the stay goes on."""
         self.slid = 0.0
         self.zoomed = 0.0  # bits the view zoomed in during the stay
-        self._carried = self._last  # the point the gaze was on, where the picture has taken it since
+        self._origin = self._carried = self._last  # the point the gaze was on, and where the picture has taken it since
 
     def update(self, x: float, y: float, dt: float) -> float:
         """Feed the pointer at (x, y) after ``dt`` seconds; the seconds it has been resting (0 just after a move).
@@ -79,11 +79,11 @@ class RestDetector:
         """How far the gaze went the way the picture carried the point it was on when the stay began (or when the
         picture was put back), as a share of that way: about 1 for a pursuit, about 0 for a gaze at rest (0 while
         the picture has not moved)."""
-        if self.spot is None or self._carried is None or self._last is None:
+        if self._origin is None or self._carried is None or self._last is None:
             return 0.0
-        carried, here = self.seen(*self._carried), self.seen(*self._last)
-        way = (carried[0] - self.spot[0], carried[1] - self.spot[1])
-        went = (here[0] - self.spot[0], here[1] - self.spot[1])
+        origin, carried, here = self.seen(*self._origin), self.seen(*self._carried), self.seen(*self._last)
+        way = (carried[0] - origin[0], carried[1] - origin[1])
+        went = (here[0] - origin[0], here[1] - origin[1])
         length = way[0] ** 2 + way[1] ** 2
         return (way[0] * went[0] + way[1] * went[1]) / length if length > 0 else 0.0
 
