@@ -4,7 +4,8 @@ Probabilities are mixed per context, ``w * p_rnn + (1 - w) * p_ppm``, with the R
 chosen by the order of PPM's deepest matching context (an order-5 match means the user has
 written these characters before, where PPM is sharp; at low orders PPM knows little). The
 weights are learned online from committed text (``OrderGate``), so the mixture keeps tracking a
-user whose writing changes.
+user whose writing changes. PPM's share is earned (``HybridMixer.EARNED_AT``): an empty PPM, the app's default
+for a new user, gets none, so the hybrid starts as its RNN, and PPM's share grows with what it has stored.
 
 Both components learn committed symbols (the RNN by dynamic evaluation when it adapts, PPM by
 Dasher's update-exclusion counts). To score a committed symbol the mixture keeps a second
@@ -67,6 +68,12 @@ class HybridMixer:
     _undo: list[tuple[PPMContext, float, LearnRecord | None]]
     message: list[int]
     _committed: PPMContext
+    earned: float  # the part of the gate's share PPM gets, n / (n + EARNED_AT); set by ``new_message``
+
+    # PPM's share is earned: the gate's share for PPM times n / (n + EARNED_AT), n the strings PPM has stored (its
+    # training and the user's writing, read at each message's start). An empty PPM gets none, so the hybrid starts
+    # as its RNN; a PPM trained on a text (10^5 strings and more) gets nearly all the gate gives it.
+    EARNED_AT = 20_000
 
     def __init__(self, ppm: PPMModel, gate: OrderGate | None = None):
         self.ppm = ppm
@@ -80,8 +87,13 @@ class HybridMixer:
         return self.ppm.entered(ctx, symbol)
 
     def weight_at(self, ctx: PPMContext) -> float:
-        """The RNN's mixing weight in PPM context ``ctx`` (by its order)."""
-        return self.gate.weight(ctx.order)
+        """The RNN's mixing weight in PPM context ``ctx``: the gate's for its order, with PPM's share scaled by
+        what PPM has earned (``EARNED_AT``)."""
+        return 1.0 - (1.0 - self.gate.weight(ctx.order)) * self.earned
+
+    def _update_earned(self) -> None:
+        stored = self.ppm.num_contexts
+        self.earned = stored / (stored + self.EARNED_AT) if self.EARNED_AT > 0 else 1.0
 
     def mix(self, p_rnn: np.ndarray, ctx: PPMContext) -> np.ndarray:
         """The mixture's probabilities in PPM context ``ctx`` given the RNN's ``p_rnn`` there."""
@@ -116,6 +128,7 @@ class HybridMixer:
         self.message = []
         self.ppm.reset()
         self._committed = self.ppm.context_after("")
+        self._update_earned()
 
     # -- persistence: PPM's counts (training text and the user's) and the weights, one safetensors blob --
     def to_bytes(self) -> bytes:
