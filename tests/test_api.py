@@ -117,12 +117,14 @@ def test_profiles_are_saved_and_loaded_once_per_session(client, profiles):
 
 
 def test_hybrid_sessions_mix_ppm_learn_words_forget_deleted_ones_and_keep_them_in_the_profile(client, profiles,
-                                                                                               tiny_model_dir):
+                                                                                               tiny_model_dir,
+                                                                                               monkeypatch):
     from dasher_rnn.lm.hybrid import HYBRID_PPM_ORDER, HybridMixer
     from dasher_rnn.lm.model_io import read_checked_config
     from dasher_rnn.lm.ppm import PPMModel
 
     alphabet = read_checked_config(tiny_model_dir)[1]
+    monkeypatch.setattr(HybridMixer, "EARNED_AT", 0)  # a PPM that has earned its share (an empty one has not)
     s = client.open_session(profile="hybrid-user", model="hybrid")
     assert s.info["model"] == "hybrid"
     rnn_only = client.predict(["I met Zb"])[0]

@@ -1,5 +1,7 @@
 import json
 import math
+import sys
+import warnings
 
 import pytest
 
@@ -91,7 +93,7 @@ def test_eval_command_reports_bad_files_without_traceback(tmp_path, capsys):
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     assert main(["eval", "--model", "ppm", str(binary)]) == 2
-    assert "image.bin: looks like a binary file (NUL byte at offset 4)" in capsys.readouterr().err
+    assert "image.bin: looks like a binary file (NUL byte at offset 4; 3 control bytes in 7)" in capsys.readouterr().err
     assert main(["eval", "--model", "ppm", str(latin1)]) == 2
     assert "latin1.txt: not valid UTF-8 at byte offset 3" in capsys.readouterr().err
     with pytest.warns(UserWarning, match="1 undecodable"):
@@ -101,6 +103,44 @@ def test_eval_command_reports_bad_files_without_traceback(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["overall"]["chars"] == 0
     assert main(["eval", "--model", "ppm", str(tmp_path / "missing.txt")]) == 2
     assert "missing.txt" in capsys.readouterr().err
+
+
+def test_stray_control_bytes_in_training_text_are_dropped_with_one_notice(tmp_path, capsys):
+    """Dasher 5's Finnish text has two NULs and Dasher reads it: so does --train, saying once what it dropped."""
+    train = tmp_path / "train.txt"
+    text = "hello there. how are you?\n" * 40
+    train.write_bytes(text[:100].encode() + b"\x00" + text[100:300].encode() + b"\x00\x1b" + text[300:].encode())
+    phrases = tmp_path / "phrases.txt"
+    phrases.write_text("hello you\nhow are you there\n")
+    args = ["eval", "--model", "ppm", "--alphabet", "english-limited", "--train", str(train), str(phrases), "--json"]
+    with warnings.catch_warnings():  # shown as a run shows it (pytest records warnings instead)
+        warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: sys.stderr.write(
+            warnings.formatwarning(message, category, filename, lineno, line))
+        assert main(args) == 0
+    captured = capsys.readouterr()
+    clean = tmp_path / "clean.txt"
+    clean.write_text(text)
+    assert main([*args[:6], str(clean), *args[7:]]) == 0
+    assert json.loads(captured.out)["overall"] == json.loads(capsys.readouterr().out)["overall"]  # as if never there
+    notices = [line for line in captured.err.splitlines() if "dropped" in line]
+    assert notices == [f"dasher-rnn eval: notice: {train}: 3 control bytes dropped, the first a NUL byte at offset 100"]
+
+
+def test_binary_files_are_still_refused(tmp_path):
+    from dasher_rnn.textio import TextFileError, TextNotice, read_text
+
+    many = tmp_path / "many.txt"  # more than 1 in 100 bytes a control byte: binary
+    many.write_bytes(b"".join(b"word\x00" * 3 + b"more words here " * 2 for _ in range(50)))
+    with pytest.raises(TextFileError, match="many.txt: looks like a binary file .NUL byte at offset 4; 150 control"):
+        read_text(many)
+    utf16 = tmp_path / "utf16.txt"
+    utf16.write_text("hello there\n" * 10, encoding="utf-16")
+    with pytest.raises(TextFileError, match="UTF-16. re-encode it as UTF-8"):
+        read_text(utf16)
+    few = tmp_path / "few.txt"  # one stray byte in a short text, and form feeds (whitespace, kept)
+    few.write_bytes(b"page one\x0c\npage\x7f two")
+    with pytest.warns(TextNotice, match="1 control byte dropped, the first a control byte 0x7f at offset 14"):
+        assert read_text(few) == "page one\x0c\npage two"
 
 
 def test_overlong_line_is_scored(tmp_path):

@@ -4,7 +4,8 @@ Probabilities are mixed per context, ``w * p_rnn + (1 - w) * p_ppm``, with the R
 chosen by the order of PPM's deepest matching context (an order-5 match means the user has
 written these characters before, where PPM is sharp; at low orders PPM knows little). The
 weights are learned online from committed text (``OrderGate``), so the mixture keeps tracking a
-user whose writing changes.
+user whose writing changes. PPM's share is earned (``HybridMixer.EARNED_AT``): an empty PPM, the app's default
+for a new user, gets none, so the hybrid starts as its RNN, and PPM's share grows with what it has stored.
 
 Both components learn committed symbols (the RNN by dynamic evaluation when it adapts, PPM by
 Dasher's update-exclusion counts). To score a committed symbol the mixture keeps a second
@@ -67,6 +68,14 @@ class HybridMixer:
     _undo: list[tuple[PPMContext, float, LearnRecord | None]]
     message: list[int]
     _committed: PPMContext
+    earned: float  # the part of the gate's share PPM gets, n / (n + EARNED_AT)
+    _stored: int  # n: the strings PPM has stored
+
+    # PPM's share is earned: the gate's share for PPM times n / (n + EARNED_AT), n the strings PPM has stored (its
+    # training and the user's writing, counted at each message's start and kept up to date as it learns). An empty
+    # PPM gets none, so the hybrid starts as its RNN; a PPM trained on a text (10^5 strings and more) gets nearly
+    # all the gate gives it (Dasher's English text: 870,000 strings, 0.98); 2,400 characters of writing: ~15,000.
+    EARNED_AT = 20_000
 
     def __init__(self, ppm: PPMModel, gate: OrderGate | None = None):
         self.ppm = ppm
@@ -80,8 +89,14 @@ class HybridMixer:
         return self.ppm.entered(ctx, symbol)
 
     def weight_at(self, ctx: PPMContext) -> float:
-        """The RNN's mixing weight in PPM context ``ctx`` (by its order)."""
-        return self.gate.weight(ctx.order)
+        """The RNN's mixing weight in PPM context ``ctx``: the gate's for its order, with PPM's share scaled by
+        what PPM has earned (``EARNED_AT``)."""
+        return 1.0 - (1.0 - self.gate.weight(ctx.order)) * self.earned
+
+    def _update_earned(self, stored: int | None = None) -> None:
+        """``earned`` from PPM's stored strings (counted afresh, or kept up to date by ``commit``/``uncommit``)."""
+        self._stored = self.ppm.num_contexts if stored is None else stored
+        self.earned = self._stored / (self._stored + self.EARNED_AT) if self.EARNED_AT > 0 else 1.0
 
     def mix(self, p_rnn: np.ndarray, ctx: PPMContext) -> np.ndarray:
         """The mixture's probabilities in PPM context ``ctx`` given the RNN's ``p_rnn`` there."""
@@ -97,8 +112,11 @@ class HybridMixer:
             self.gate.update(ctx.order, float(p_rnn), float(self.ppm.probs_at(ctx)[symbol]))
         # the next context's order as a prediction would have seen it: before PPM learns this symbol
         self._committed = self.ppm.entered(ctx, symbol)
-        self._undo.append((ctx, weight, self.ppm.learn(symbol) if learn else None))
+        record = self.ppm.learn(symbol) if learn else None
+        self._undo.append((ctx, weight, record))
         self.message.append(symbol)
+        if record is not None and record.new:
+            self._update_earned(self._stored + record.new)
 
     def uncommit(self, count: int) -> None:
         """Take back the last ``count`` committed symbols of this message: PPM's counts and the weights exactly."""
@@ -106,6 +124,7 @@ class HybridMixer:
             ctx, weight, record = self._undo.pop()
             if record is not None:
                 self.ppm.unlearn(record)
+                self._update_earned(self._stored - record.new)
             self.gate.w[ctx.order] = weight
             self._committed = ctx
             self.message.pop()
@@ -116,6 +135,7 @@ class HybridMixer:
         self.message = []
         self.ppm.reset()
         self._committed = self.ppm.context_after("")
+        self._update_earned()
 
     # -- persistence: PPM's counts (training text and the user's) and the weights, one safetensors blob --
     def to_bytes(self) -> bytes:

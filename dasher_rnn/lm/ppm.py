@@ -116,6 +116,7 @@ class LearnRecord:
     symbol: int
     contexts: tuple[int, ...]
     previous: PPMContext
+    new: int = 0  # of those, the strings stored for the first time (what ``num_contexts`` grew by)
 
 
 class PPMModel:
@@ -257,6 +258,7 @@ class PPMModel:
         """Commit a symbol; the returned record lets ``unlearn`` take it back exactly."""
         ctx = self._learn
         touched = []
+        new = 0
         for order in range(ctx.order, -1, -1):  # update exclusion: stop where the symbol was known
             key = ctx.suffix_key(order, self.radix)
             children = self._touch(key)
@@ -265,10 +267,11 @@ class PPMModel:
                 children[symbol] += 1
                 break
             children[symbol] = 1
+            new += 1
         self._learn = PPMContext((ctx.symbols + (symbol,))[-self.max_order :], min(ctx.order + 1, self.max_order))
         if len(self._overlay) >= max(COMPACT_AT, len(self._keys) >> 6):  # each merge copies the arrays: the
             self.compact()  # bigger they are, the more the overlay may hold first (at most 1/64 of them)
-        return LearnRecord(symbol, tuple(touched), ctx)
+        return LearnRecord(symbol, tuple(touched), ctx, new)
 
     def compact(self) -> None:
         """Merge the overlay into the sorted arrays (the counts, and so every prediction, stay as they are)."""
