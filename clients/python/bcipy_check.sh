@@ -82,16 +82,9 @@ def UniformLanguageModel():
     return DasherRNNLanguageModel.from_server(URL, model="uniform", case="exact")
 PY
 
-# a real server of this checkout on a free port; its first line names the URL
-(cd "$HERE/../.." && exec "$MAIN_PY" -m dasher_rnn serve --port 0 --threads 1) >"$WORK/serve.log" 2>&1 &
-SERVER=$!
-for _ in $(seq 600); do
-	URL=$(sed -n 's|^dasher-rnn serve: \(http://[^ ]*\)/v1 .*|\1|p' "$WORK/serve.log")
-	[ -n "$URL" ] && break
-	kill -0 "$SERVER" 2>/dev/null || { cat "$WORK/serve.log"; exit 1; }
-	sleep 0.1
-done
-[ -n "$URL" ] || { echo "test-bcipy: the server did not start"; cat "$WORK/serve.log"; exit 1; }
+# a real server of this checkout on a free port
+. "$HERE/serve.sh"
+start_server test-bcipy
 echo "test-bcipy: BciPy $BCIPY's test_ngram.py and test_uniform.py on $("$WORK/venv/bin/python" -V) against $URL"
 cd "$WORK/tests"
 DASHER_RNN_URL=$URL "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::pytest.PytestUnknownMarkWarning \

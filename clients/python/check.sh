@@ -40,15 +40,8 @@ present = [m for m in ("torch", "numpy", "dasher_rnn") if importlib.util.find_sp
 sys.exit(f"the client's environment has {present}" if present else 0)
 PY
 
-# a real server of this checkout on a free port; its first line names the URL
-(cd "$HERE/../.." && exec "$MAIN_PY" -m dasher_rnn serve --port 0 --threads 1) >"$WORK/serve.log" 2>&1 &
-SERVER=$!
-for _ in $(seq 600); do
-	URL=$(sed -n 's|^dasher-rnn serve: \(http://[^ ]*\)/v1 .*|\1|p' "$WORK/serve.log")
-	[ -n "$URL" ] && break
-	kill -0 "$SERVER" 2>/dev/null || { cat "$WORK/serve.log"; exit 1; }
-	sleep 0.1
-done
-[ -n "$URL" ] || { echo "test-client: the server did not start"; cat "$WORK/serve.log"; exit 1; }
+# a real server of this checkout on a free port
+. "$HERE/serve.sh"
+start_server test-client
 echo "test-client: $("$WORK/venv/bin/python" -V) against $URL"
 DASHER_RNN_URL=$URL "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider "$HERE/tests"
